@@ -1,0 +1,1 @@
+"""memdir: filesystem-based memory for LLM agents."""

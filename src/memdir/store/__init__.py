@@ -1,0 +1,71 @@
+"""The memory store: markdown files with frontmatter under a root agents see as ``/memories``.
+
+This package never imports a model, an agent or the command line.
+"""
+
+from memdir.store._document import Document, load_document, parse_document
+from memdir.store._errors import (
+    ConflictError,
+    FileExistsInStoreError,
+    FileTooLargeError,
+    NotFoundError,
+    PathError,
+    StoreError,
+)
+from memdir.store._frontmatter import (
+    DESCRIPTION_MAX_CHARS,
+    Defect,
+    Frontmatter,
+    SkillMetadata,
+    SkillSource,
+    parse_file,
+    render_file,
+    slugify,
+    validate_skill_metadata,
+)
+from memdir.store._lint import Finding, check_xref, fix_store, lint_store
+from memdir.store._markdown import Heading, Section, XRef, find_section, headings, sections, xrefs
+from memdir.store._paths import ROOT, StorePath, atomic_write, resolve, to_virtual
+from memdir.store._store import ANY_VERSION, DEFAULT_MAX_FILE_BYTES, Entry, Store, digest_text
+
+__all__ = [
+    "ANY_VERSION",
+    "DEFAULT_MAX_FILE_BYTES",
+    "DESCRIPTION_MAX_CHARS",
+    "ROOT",
+    "ConflictError",
+    "Defect",
+    "Document",
+    "Entry",
+    "FileExistsInStoreError",
+    "FileTooLargeError",
+    "Finding",
+    "Frontmatter",
+    "Heading",
+    "NotFoundError",
+    "PathError",
+    "Section",
+    "SkillMetadata",
+    "SkillSource",
+    "Store",
+    "StoreError",
+    "StorePath",
+    "XRef",
+    "atomic_write",
+    "check_xref",
+    "digest_text",
+    "find_section",
+    "fix_store",
+    "headings",
+    "lint_store",
+    "load_document",
+    "parse_document",
+    "parse_file",
+    "render_file",
+    "resolve",
+    "sections",
+    "slugify",
+    "to_virtual",
+    "validate_skill_metadata",
+    "xrefs",
+]

@@ -1,0 +1,262 @@
+"""Frontmatter: the YAML header every memory file opens with.
+
+A file starts on line 1 with ``---``, then YAML with ``name`` (a kebab-case slug
+equal to the file stem), ``description`` (one short line) and optionally
+``metadata`` (a free map), then ``---``. Keys memdir does not know are kept as
+they are. Parsing never raises on bad input: it returns the defects it found so
+that callers (lint, the tools, the health report) can say what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "DESCRIPTION_MAX_CHARS",
+    "Defect",
+    "Frontmatter",
+    "ParsedFile",
+    "SkillMetadata",
+    "SkillSource",
+    "parse_file",
+    "render_file",
+    "slugify",
+    "validate_skill_metadata",
+]
+
+DESCRIPTION_MAX_CHARS = 200
+"""Longest description accepted as 'one short line'."""
+
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+DefectCode = Literal[
+    "missing-frontmatter",
+    "unclosed-frontmatter",
+    "invalid-yaml",
+    "invalid-frontmatter",
+    "missing-name",
+    "bad-name",
+    "name-mismatch",
+    "missing-description",
+    "multiline-description",
+    "long-description",
+    "bad-metadata",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Defect:
+    """One way a file breaks the store contract."""
+
+    code: str
+    message: str
+    line: int | None = None
+    fixable: bool = False
+
+
+class Frontmatter(BaseModel):
+    """The header of a memory file; unknown keys are preserved on round trips."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    description: str
+    metadata: dict[str, Any] | None = None
+
+    def to_yaml(self) -> str:
+        """Serialise in a stable key order: name, description, metadata, then the rest."""
+        data: dict[str, Any] = {"name": self.name, "description": self.description}
+        if self.metadata is not None:
+            data["metadata"] = self.metadata
+        data.update(self.model_extra or {})
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+class SkillSource(BaseModel):
+    """One task attempt an entry of the skill library was drawn from."""
+
+    model_config = ConfigDict(extra="allow")
+
+    task: str
+    outcome: Literal["success", "failure"]
+
+
+class SkillMetadata(BaseModel):
+    """``metadata`` of an entry in the skill setting."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["skill", "note"]
+    sources: list[SkillSource] = Field(min_length=1)
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """A memory file split into header and body, with every defect found."""
+
+    frontmatter: Frontmatter | None
+    raw_header: dict[str, Any] | None
+    body: str
+    body_line: int
+    """1-based line number of the body's first line in the whole file."""
+    defects: list[Defect] = field(default_factory=list)
+
+
+def slugify(text: str) -> str:
+    """Turn arbitrary text into a kebab-case slug usable as a file stem."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug or "untitled"
+
+
+def _split(text: str) -> tuple[str | None, str, int, Defect | None]:
+    """Return (header text, body, body line, defect)."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip("\r") != "---":
+        return None, text, 1, Defect(
+            "missing-frontmatter",
+            "The file does not open with frontmatter. Line 1 must be '---', followed by "
+            "'name: <file-stem>' and 'description: <one line>', then '---'.",
+            line=1,
+            fixable=True,
+        )
+    for index in range(1, len(lines)):
+        if lines[index].rstrip("\r") == "---":
+            header = "\n".join(lines[1:index])
+            body = "\n".join(lines[index + 1 :])
+            return header, body, index + 2, None
+    return None, text, 1, Defect(
+        "unclosed-frontmatter",
+        "The frontmatter opened on line 1 is never closed; add a line '---' after it.",
+        line=1,
+    )
+
+
+def parse_file(text: str, stem: str | None = None) -> ParsedFile:
+    """Parse a memory file and collect its contract defects.
+
+    Args:
+        text: The whole file.
+        stem: The file's stem; when given, ``name`` must equal it.
+
+    Returns:
+        The parsed file. ``frontmatter`` is None when the header is missing or
+        unusable; ``defects`` lists every problem found.
+    """
+    header, body, body_line, defect = _split(text)
+    if defect is not None:
+        return ParsedFile(None, None, body, body_line, [defect])
+    assert header is not None
+    try:
+        raw = yaml.safe_load(header) if header.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        return ParsedFile(
+            None,
+            None,
+            body,
+            body_line,
+            [Defect("invalid-yaml", f"The frontmatter is not valid YAML: {exc}", line=line)],
+        )
+    if not isinstance(raw, dict):
+        return ParsedFile(
+            None,
+            None,
+            body,
+            body_line,
+            [Defect("invalid-frontmatter", "The frontmatter must be a YAML mapping.", line=2)],
+        )
+    raw = {str(k): v for k, v in raw.items()}
+    defects = _check_header(raw, stem)
+    try:
+        fm = Frontmatter.model_validate(
+            {**raw, "name": str(raw.get("name", "")), "description": _desc_text(raw)}
+        )
+    except ValidationError as exc:
+        defects.append(Defect("bad-metadata", f"metadata must be a mapping: {exc.errors()[0]}"))
+        fm = None
+    return ParsedFile(fm, raw, body, body_line, defects)
+
+
+def _desc_text(raw: dict[str, Any]) -> str:
+    value = raw.get("description")
+    return "" if value is None else str(value)
+
+
+def _check_header(raw: dict[str, Any], stem: str | None) -> list[Defect]:
+    defects: list[Defect] = []
+    name = raw.get("name")
+    if name is None or str(name).strip() == "":
+        defects.append(
+            Defect("missing-name", "The frontmatter has no 'name'; add 'name: <file-stem>'.",
+                   fixable=stem is not None)
+        )
+    elif not SLUG.match(str(name)):
+        defects.append(
+            Defect(
+                "bad-name",
+                f"name {name!r} is not a kebab-case slug (lowercase letters, digits, "
+                f"single hyphens), e.g. {slugify(str(name))!r}.",
+                fixable=stem is not None and SLUG.match(stem) is not None,
+            )
+        )
+    elif stem is not None and str(name) != stem:
+        defects.append(
+            Defect(
+                "name-mismatch",
+                f"name {name!r} differs from the file stem {stem!r}; they must be equal.",
+                fixable=SLUG.match(stem) is not None,
+            )
+        )
+    desc = raw.get("description")
+    if desc is None or str(desc).strip() == "":
+        defects.append(
+            Defect("missing-description",
+                   "The frontmatter has no 'description'; add one short line saying "
+                   "what the file holds.")
+        )
+    else:
+        text = str(desc)
+        if "\n" in text.strip():
+            defects.append(
+                Defect("multiline-description",
+                       "The description spans several lines; make it one short line.",
+                       fixable=True)
+            )
+        if len(text) > DESCRIPTION_MAX_CHARS:
+            defects.append(
+                Defect("long-description",
+                       f"The description has {len(text)} characters; keep it under "
+                       f"{DESCRIPTION_MAX_CHARS}.")
+            )
+    metadata = raw.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        defects.append(Defect("bad-metadata", "'metadata' must be a mapping of keys to values."))
+    return defects
+
+
+def validate_skill_metadata(fm: Frontmatter) -> list[Defect]:
+    """Check the skill setting's schema: ``metadata.type`` and ``metadata.sources``."""
+    if fm.metadata is None:
+        return [Defect("bad-metadata",
+                       "Skill-library entries need metadata with 'type' (skill or note) and "
+                       "'sources' (a list of {task, outcome}).")]
+    try:
+        SkillMetadata.model_validate(fm.metadata)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        return [Defect("bad-metadata", f"metadata does not fit the skill schema: {problems}")]
+    return []
+
+
+def render_file(frontmatter: Frontmatter, body: str) -> str:
+    """Assemble a memory file from its header and body."""
+    body = body.lstrip("\n")
+    return f"---\n{frontmatter.to_yaml()}---\n{body}"

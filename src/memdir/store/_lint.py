@@ -1,0 +1,148 @@
+"""Lint: every way a store breaks its contract, and the mechanical fixes.
+
+Checks: frontmatter present and valid YAML; ``name`` a kebab-case slug equal to
+the file stem; ``description`` present and one short line; ``metadata`` a map
+(and, for skill libraries, the skill schema); cross-references that resolve to a
+file and, when they name one, a section; no non-markdown files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from memdir.store._document import Document, load_document, parse_document
+from memdir.store._errors import StoreError
+from memdir.store._frontmatter import (
+    SLUG,
+    Frontmatter,
+    render_file,
+    validate_skill_metadata,
+)
+from memdir.store._markdown import XRef, find_section
+from memdir.store._store import Store
+
+__all__ = ["Finding", "check_xref", "fix_store", "lint_store"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A contract defect at a place in the store."""
+
+    path: str
+    code: str
+    message: str
+    line: int | None = None
+    fixable: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        """A plain mapping for JSON output."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.code}: {self.message}"
+
+
+def check_xref(store: Store, ref: XRef, cache: dict[str, Document] | None = None) -> str | None:
+    """Return why a cross-reference does not resolve, or None if it does."""
+    try:
+        target = store.resolve(ref.target, "file")
+    except StoreError as exc:
+        return str(exc)
+    if not target.host.is_file():
+        return f"{ref.target} does not exist"
+    if not ref.section:
+        return None
+    cache = {} if cache is None else cache
+    doc = cache.get(target.virtual)
+    if doc is None:
+        doc = load_document(store, target.virtual)
+        cache[target.virtual] = doc
+    try:
+        find_section(doc.body, ref.section, doc.body_line)
+    except LookupError:
+        return f"{ref.target} has no section {' > '.join(ref.section)}"
+    return None
+
+
+def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
+    """Check a whole store; return every defect found, sorted by path and line.
+
+    Args:
+        store: The store to check.
+        skills: Also require the skill setting's metadata schema on every file.
+    """
+    findings: list[Finding] = []
+    cache: dict[str, Document] = {}
+    for path in store.files():
+        try:
+            doc = load_document(store, path)
+        except StoreError as exc:
+            findings.append(Finding(path, "unreadable", str(exc)))
+            continue
+        cache[path] = doc
+    for path, doc in cache.items():
+        for d in doc.defects:
+            findings.append(Finding(path, d.code, d.message, d.line, d.fixable))
+        if skills and doc.frontmatter is not None:
+            for d in validate_skill_metadata(doc.frontmatter):
+                findings.append(Finding(path, d.code, d.message, d.line, d.fixable))
+        for ref in doc.xrefs:
+            problem = check_xref(store, ref, cache)
+            if problem is not None:
+                findings.append(
+                    Finding(path, "dangling-reference", f"cross-reference {problem}", ref.line)
+                )
+    for host in store.stray_files():
+        rel = host.relative_to(store.root).as_posix()
+        findings.append(
+            Finding(
+                f"/memories/{rel}",
+                "not-markdown",
+                "Only .md files belong in a store; move this file out or convert it to markdown.",
+            )
+        )
+    return sorted(findings, key=lambda f: (f.path, f.line or 0, f.code))
+
+
+def fix_store(store: Store) -> list[Finding]:
+    """Apply the mechanical fixes and return what was changed.
+
+    Fixed: a missing header (added, with the stem as name and the first line of
+    text as description), a missing, malformed or mismatched ``name`` (set to the
+    stem), a multi-line description (joined into one line). Everything else needs
+    a judgement and is left for a person or the management agent.
+    """
+    fixed: list[Finding] = []
+    for path in store.files():
+        doc = load_document(store, path)
+        codes = {d.code for d in doc.defects if d.fixable}
+        if not codes or not SLUG.match(doc.name):
+            continue
+        new_text = _fixed_text(doc, codes)
+        if new_text is None or new_text == doc.text:
+            continue
+        store.write(path, new_text, expect=store.version(path))
+        after = parse_document(path, new_text)
+        remaining = {d.code for d in after.defects}
+        for code in sorted(codes - remaining):
+            fixed.append(Finding(path, code, "fixed", fixable=True))
+    return fixed
+
+
+def _fixed_text(doc: Document, codes: set[str]) -> str | None:
+    if "missing-frontmatter" in codes:
+        first = next((ln.strip("# ").strip() for ln in doc.body.splitlines() if ln.strip()), "")
+        desc = first[:120] or f"Notes on {doc.name.replace('-', ' ')}"
+        return render_file(Frontmatter(name=doc.name, description=desc), doc.body)
+    if doc.frontmatter is None:
+        return None
+    data = doc.frontmatter.model_dump()
+    extra = doc.frontmatter.model_extra or {}
+    fm = Frontmatter.model_validate({**extra, **data})
+    if codes & {"missing-name", "bad-name", "name-mismatch"}:
+        fm.name = doc.name
+    if "multiline-description" in codes:
+        fm.description = " ".join(fm.description.split())
+    return render_file(fm, doc.body)
+

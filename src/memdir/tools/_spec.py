@@ -1,0 +1,224 @@
+"""Tools as typed functions, and the tool sets that dispatch model calls to them.
+
+A tool is one async function. Its signature is its JSON schema and its
+docstring (Google style) is the text the model reads: the summary and body
+describe the tool, the ``Args:`` entries describe each parameter. Declaration
+and implementation never live apart.
+
+:meth:`ToolSet.call` is the single path by which a model's call is executed,
+whether it comes from the agent loop, the MCP server, the Anthropic adapter or
+``memdir tool``. Mistakes a model can fix (a bad argument, a missing file, a
+path outside the store) come back as an error result; bugs raise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+import docstring_parser
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from memdir.store import StoreError
+
+__all__ = [
+    "ToolError",
+    "ToolFunction",
+    "ToolResult",
+    "ToolSet",
+    "ToolSpec",
+    "tool_spec",
+]
+
+ToolFunction = Callable[..., Awaitable[str]]
+
+
+class ToolError(Exception):
+    """A mistake the model can fix; the message tells it how."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool call gave back: the text the model sees, and whether it failed."""
+
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its function, the schema derived from it, and its behaviour hints."""
+
+    name: str
+    fn: ToolFunction
+    description: str
+    parameters: dict[str, Any]
+    read_only: bool
+    destructive: bool
+    args_model: type[BaseModel] = field(repr=False)
+
+    def info(self) -> dict[str, Any]:
+        """The function-calling declaration: name, description, JSON schema."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def _strip_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {
+            k: _strip_titles(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+def tool_spec(
+    fn: ToolFunction,
+    *,
+    read_only: bool,
+    destructive: bool = False,
+    name: str | None = None,
+) -> ToolSpec:
+    """Build a :class:`ToolSpec` from a typed, documented async function.
+
+    Args:
+        fn: The implementation. Every parameter needs a type annotation and an
+            ``Args:`` entry in the docstring.
+        read_only: The tool never changes the store.
+        destructive: The tool may remove or overwrite content.
+        name: The tool's name; defaults to the function's name.
+
+    Raises:
+        TypeError: The function lacks a docstring, an annotation or a parameter description.
+    """
+    tool_name = name or fn.__name__
+    if not inspect.iscoroutinefunction(fn):
+        raise TypeError(f"tool {tool_name} must be an async function")
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    if not doc.short_description:
+        raise TypeError(f"tool {tool_name} has no docstring")
+    described = {p.arg_name: (p.description or "").strip() for p in doc.params}
+    hints = get_type_hints(fn)
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(fn).parameters.values():
+        if param.name not in hints:
+            raise TypeError(f"tool {tool_name}: parameter {param.name} has no annotation")
+        if not described.get(param.name):
+            raise TypeError(f"tool {tool_name}: parameter {param.name} is not documented")
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (
+            hints[param.name],
+            Field(default, description=" ".join(described[param.name].split())),
+        )
+    model = create_model(
+        f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    schema = _strip_titles(model.model_json_schema())
+    schema.setdefault("properties", {})
+    schema.setdefault("required", [])
+    schema["additionalProperties"] = False
+    text = doc.short_description.strip()
+    if doc.long_description:
+        text += "\n\n" + doc.long_description.strip()
+    return ToolSpec(tool_name, fn, text, schema, read_only, destructive, model)
+
+
+class ToolSet:
+    """A named collection of tools over one store, with one dispatcher.
+
+    Args:
+        name: The set's name (``write``, ``read``, ``bm25``, ...).
+        tools: The tools, in the order the model should see them.
+    """
+
+    def __init__(self, name: str, tools: Iterable[ToolSpec]) -> None:
+        self.name = name
+        self.tools: dict[str, ToolSpec] = {}
+        for spec in tools:
+            if spec.name in self.tools:
+                raise ValueError(f"tool set {name} has two tools named {spec.name}")
+            self.tools[spec.name] = spec
+
+    def __repr__(self) -> str:
+        return f"ToolSet({self.name!r}, {list(self.tools)})"
+
+    def infos(self) -> list[dict[str, Any]]:
+        """Declarations of every tool, for a function-calling request."""
+        return [spec.info() for spec in self.tools.values()]
+
+    def digest(self) -> str:
+        """A hash of every tool's name, description and schema (pinned in run records)."""
+        blob = json.dumps(self.infos(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolResult:
+        """Run one tool call exactly as a model made it.
+
+        Args:
+            name: The tool the model named.
+            arguments: Its arguments, as a mapping or as the raw JSON text.
+
+        Returns:
+            The result; ``is_error`` is set for every mistake the model can fix.
+        """
+        spec = self.tools.get(name)
+        if spec is None:
+            known = ", ".join(self.tools)
+            return ToolResult(name, f"Error: there is no tool named {name!r}. Use one of: {known}.",
+                              True)
+        parsed = _parse_arguments(arguments)
+        if isinstance(parsed, str):
+            return ToolResult(name, parsed, True)
+        try:
+            args = spec.args_model.model_validate(parsed)
+        except ValidationError as exc:
+            return ToolResult(name, _explain(spec, exc), True)
+        kwargs = {key: getattr(args, key) for key in spec.args_model.model_fields}
+        try:
+            content = await spec.fn(**kwargs)
+        except (ToolError, StoreError) as exc:
+            return ToolResult(name, f"Error: {exc}", True)
+        return ToolResult(name, content)
+
+
+def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {}
+        try:
+            value = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            return f"Error: the arguments are not valid JSON ({exc.msg} at char {exc.pos}). " \
+                "Send a JSON object."
+        if not isinstance(value, dict):
+            return "Error: the arguments must be a JSON object of parameter names to values."
+        return value
+    return dict(arguments)
+
+
+def _explain(spec: ToolSpec, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"{where}: unknown parameter")
+        elif err["type"] == "missing":
+            problems.append(f"{where}: required but missing")
+        else:
+            problems.append(f"{where}: {err['msg']}")
+    props = spec.parameters.get("properties", {})
+    required = set(spec.parameters.get("required", []))
+    expected = ", ".join(f"{k}{'' if k in required else ' (optional)'}" for k in props)
+    return (
+        f"Error: invalid arguments for {spec.name}: " + "; ".join(problems)
+        + f". Parameters: {expected or 'none'}."
+    )

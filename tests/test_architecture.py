@@ -1,0 +1,53 @@
+"""Data flows one way: store <- tools <- agents <- builders/bench <- cli."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "memdir"
+
+# For each package, the memdir packages it must never import.
+FORBIDDEN = {
+    "store": {"tools", "agents", "builders", "bench", "cli", "server", "skills", "study"},
+    "tools": {"agents", "builders", "bench", "cli", "server", "skills", "study"},
+    "metrics": {"agents", "builders", "bench", "cli", "server", "skills", "study"},
+    "agents": {"builders", "bench", "cli", "server", "study"},
+}
+# Model providers the store and tools must never load.
+PROVIDERS = {"inspect_ai", "openai", "anthropic"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_package_imports_point_one_way(package: str) -> None:
+    folder = SRC / package
+    if not folder.is_dir():
+        pytest.skip(f"memdir.{package} does not exist yet")
+    bad = []
+    for path in sorted(folder.rglob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "memdir" and len(parts) > 1 and parts[1] in FORBIDDEN[package]:
+                bad.append(f"{path.relative_to(SRC)} imports {name}")
+            if package in {"store", "tools"} and parts[0] in PROVIDERS:
+                bad.append(f"{path.relative_to(SRC)} imports the model provider {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_rule_catches_a_violation(tmp_path: Path) -> None:
+    sample = tmp_path / "bad.py"
+    sample.write_text("from memdir.agents import loop\nimport inspect_ai.model\n")
+    assert _imports(sample) == {"memdir.agents", "inspect_ai.model"}
