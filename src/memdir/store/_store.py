@@ -288,12 +288,20 @@ class Store:
 
     def files(self, under: str = ROOT) -> list[str]:
         """Every markdown file at or below ``under``, sorted by path."""
-        return [e.path for e in self.walk(under) if not e.is_dir]
+        return [e.path for e in self.walk(under, describe=False) if not e.is_dir]
 
-    def walk(self, under: str = ROOT, max_depth: int | None = None) -> list[Entry]:
+    def walk(
+        self, under: str = ROOT, max_depth: int | None = None, *, describe: bool = True
+    ) -> list[Entry]:
         """Folders and markdown files below ``under`` in tree order (folders first).
 
         Hidden entries and non-markdown files are skipped; ``lint`` reports the latter.
+
+        Args:
+            under: The folder to list.
+            max_depth: List this many levels below ``under`` (None: everything).
+            describe: Read each file's description (set False when only paths and
+                sizes are needed; it saves opening every file).
         """
         start = self.resolve(under, "dir")
         if not start.host.is_dir():
@@ -301,11 +309,17 @@ class Store:
                 raise PathError(f"{start.virtual} is a file; view it to read it.")
             raise NotFoundError(self._missing(start.virtual))
         entries: list[Entry] = []
-        self._walk(start.host, start.virtual, 1, max_depth, entries)
+        self._walk(start.host, start.virtual, 1, max_depth, entries, describe)
         return entries
 
     def _walk(
-        self, host: Path, virtual: str, depth: int, max_depth: int | None, out: list[Entry]
+        self,
+        host: Path,
+        virtual: str,
+        depth: int,
+        max_depth: int | None,
+        out: list[Entry],
+        describe: bool = True,
     ) -> None:
         try:
             items = sorted(os.scandir(host), key=lambda d: d.name)
@@ -320,10 +334,14 @@ class Store:
             child = f"{virtual}/{d.name}"
             out.append(Entry(child, True, depth))
             if max_depth is None or depth < max_depth:
-                self._walk(Path(d.path), child, depth + 1, max_depth, out)
+                self._walk(Path(d.path), child, depth + 1, max_depth, out, describe)
         for f in mds:
             stat = f.stat()
-            desc = self._description(Path(f.path), stat.st_mtime_ns, stat.st_size)
+            desc = (
+                self._description(Path(f.path), stat.st_mtime_ns, stat.st_size)
+                if describe
+                else None
+            )
             out.append(Entry(f"{virtual}/{f.name}", False, depth, stat.st_size, desc))
 
     def description(self, path: str) -> str | None:

@@ -1,0 +1,126 @@
+"""Rendering what ``view`` shows: numbered file lines and folder listings."""
+
+from __future__ import annotations
+
+from memdir.store import ROOT, Entry, Store, StorePath
+
+__all__ = [
+    "MAX_LISTING_ENTRIES",
+    "MAX_VIEW_CHARS",
+    "MAX_VIEW_LINES",
+    "number_lines",
+    "render_listing",
+    "split_lines",
+]
+
+MAX_VIEW_LINES = 1000
+"""Most lines one ``view`` of a file shows before asking for a ``view_range``."""
+MAX_VIEW_CHARS = 60_000
+"""Most characters one ``view`` of a file shows before asking for a ``view_range``."""
+MAX_LISTING_ENTRIES = 300
+"""A folder listing with more entries than this is shown two levels deep."""
+
+
+def split_lines(text: str) -> list[str]:
+    """A file's lines as ``view`` numbers them (a final newline ends the last line)."""
+    if not text:
+        return []
+    if text.endswith("\n"):
+        text = text[:-1]
+    return text.split("\n")
+
+
+def number_lines(lines: list[str], first: int) -> str:
+    """Lines prefixed by their number (right-aligned) and a tab."""
+    return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, start=first))
+
+
+def number_capped(path: str, lines: list[str], first: int) -> str:
+    """Number ``lines`` starting at ``first``, cutting off at the view limits with a note."""
+    shown: list[str] = []
+    size = 0
+    for line in lines:
+        if len(shown) >= MAX_VIEW_LINES or size + len(line) > MAX_VIEW_CHARS:
+            break
+        shown.append(line)
+        size += len(line) + 8
+    body = number_lines(shown, first)
+    if len(shown) == len(lines):
+        return body
+    last = first + len(shown) - 1
+    end = first + len(lines) - 1
+    return (
+        f"{body}\n[Output cut after line {last} of {end}. Read the rest with "
+        f"view_range, e.g. view(path={path!r}, view_range=[{last + 1}, "
+        f"{min(end, last + MAX_VIEW_LINES)}]).]"
+    )
+
+
+def _size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def render_listing(store: Store, folder: StorePath) -> str:
+    """The tree below ``folder``: each file with its size and description.
+
+    Small trees are shown whole; a tree with more than :data:`MAX_LISTING_ENTRIES`
+    entries is shown two levels deep, each deeper folder with its file count.
+    """
+    shallow = store.walk(folder.virtual, max_depth=2)
+    counts: dict[str, int] = {}
+    total = 0
+    deep = False
+    for entry in store.walk(folder.virtual, describe=False):
+        if entry.is_dir:
+            continue
+        total += 1
+        if entry.depth > 2:
+            deep = True
+            # Count the file under its ancestor at depth 2, the deepest folder shown.
+            parts = entry.path[len(folder.virtual) + 1 :].split("/")
+            key = f"{folder.virtual}/{parts[0]}/{parts[1]}"
+            counts[key] = counts.get(key, 0) + 1
+    if total == 0 and not shallow:
+        if folder.is_root:
+            return (
+                f"{ROOT} is empty: the store holds no files yet. Add one with create, e.g. "
+                f"create(path='{ROOT}/topic/note.md', file_text='---\\nname: note\\n"
+                "description: <one line>\\n---\\n...')."
+            )
+        return f"{folder.virtual} is an empty folder."
+    folders = sum(1 for e in shallow if e.is_dir)
+    if deep and total + len(counts) > MAX_LISTING_ENTRIES:
+        entries = shallow
+        note = (
+            f"{folder.virtual}: {total} files. Showing two levels; view a subfolder to see "
+            "inside the folders marked with a file count."
+        )
+    else:
+        entries = store.walk(folder.virtual)
+        counts = {}
+        folders = sum(1 for e in entries if e.is_dir)
+        note = f"{folder.virtual}: {total} file(s) in {folders} folder(s) (size, description):"
+    lines = [note]
+    for entry in entries[: MAX_LISTING_ENTRIES * 2]:
+        lines.append(_entry_line(entry, counts))
+    if len(entries) > MAX_LISTING_ENTRIES * 2:
+        lines.append(
+            f"[{len(entries) - MAX_LISTING_ENTRIES * 2} more entries not shown; view a "
+            "subfolder or use grep to narrow down.]"
+        )
+    return "\n".join(lines)
+
+
+def _entry_line(entry: Entry, counts: dict[str, int]) -> str:
+    indent = "  " * (entry.depth - 1)
+    name = entry.path.rsplit("/", 1)[-1]
+    if entry.is_dir:
+        hidden = counts.get(entry.path)
+        more = f" ({hidden} files inside, not shown)" if hidden else ""
+        return f"{indent}{name}/{more}"
+    desc = entry.description if entry.description else "(no description)"
+    return f"{indent}{name} ({_size(entry.size)}) - {desc}"
