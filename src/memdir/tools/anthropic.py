@@ -1,0 +1,202 @@
+"""A memdir store as the backend of Anthropic's client-side memory tool.
+
+Declare :data:`MEMORY_TOOL` in a Messages API request (it is the
+``memory_20250818`` tool). When Claude answers with a ``tool_use`` block named
+``memory``, pass the block to :meth:`MemoryToolAdapter.handle` and send back the
+``tool_result`` block it returns::
+
+    adapter = MemoryToolAdapter(Store("~/agent-memory", create=True))
+    for block in response.content:
+        if block.type == "tool_use" and block.name == "memory":
+            results.append(adapter.handle_sync(block.model_dump()))
+
+Every command runs through ``MemoryCommands`` (``memdir.tools._memory``), the code
+the memdir tool sets and the MCP server use. This module works on plain dicts
+and never imports the Anthropic SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Annotated, Any, Final, Literal, assert_never
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from memdir.store import Store, StoreError
+from memdir.tools._memory import MemoryCommands
+from memdir.tools._spec import ToolError
+
+__all__ = [
+    "MEMORY_TOOL",
+    "CreateCommand",
+    "DeleteCommand",
+    "InsertCommand",
+    "MemoryCommand",
+    "MemoryToolAdapter",
+    "RenameCommand",
+    "StrReplaceCommand",
+    "ViewCommand",
+    "parse_command",
+]
+
+MEMORY_TOOL: Final[dict[str, str]] = {"type": "memory_20250818", "name": "memory"}
+"""The tool declaration to put in a request's ``tools`` list."""
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ViewCommand(_Command):
+    """Show a file with numbered lines, or list a folder."""
+
+    command: Literal["view"]
+    path: str
+    view_range: list[int] | None = None
+
+
+class CreateCommand(_Command):
+    """Create a new file."""
+
+    command: Literal["create"]
+    path: str
+    file_text: str
+
+
+class StrReplaceCommand(_Command):
+    """Replace the one occurrence of ``old_str`` in a file."""
+
+    command: Literal["str_replace"]
+    path: str
+    old_str: str
+    new_str: str
+
+
+class InsertCommand(_Command):
+    """Insert text after a line of a file."""
+
+    command: Literal["insert"]
+    path: str
+    insert_line: int
+    insert_text: str
+
+
+class DeleteCommand(_Command):
+    """Delete a file or folder."""
+
+    command: Literal["delete"]
+    path: str
+
+
+class RenameCommand(_Command):
+    """Move a file or folder."""
+
+    command: Literal["rename"]
+    old_path: str
+    new_path: str
+
+
+MemoryCommand = Annotated[
+    ViewCommand | CreateCommand | StrReplaceCommand | InsertCommand | DeleteCommand | RenameCommand,
+    Field(discriminator="command"),
+]
+"""One memory tool call's ``input``, told apart by its ``command``."""
+
+_COMMAND: Final = TypeAdapter[MemoryCommand](MemoryCommand)
+_NAMES: Final = ("view", "create", "str_replace", "insert", "delete", "rename")
+
+
+def parse_command(data: Any) -> MemoryCommand:
+    """Read a tool_use ``input`` as a memory command.
+
+    Raises:
+        ToolError: The input is not a valid memory command; the message says why.
+    """
+    if not isinstance(data, Mapping):
+        raise ToolError("The memory tool input must be an object with a 'command' field.")
+    command = data.get("command")
+    if command not in _NAMES:
+        raise ToolError(
+            f"Unknown memory command {command!r}; use one of: {', '.join(_NAMES)}."
+        )
+    try:
+        return _COMMAND.validate_python(dict(data))
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"][1:]) or "input"
+            if err["type"] == "missing":
+                problems.append(f"{where} is required")
+            elif err["type"] == "extra_forbidden":
+                problems.append(f"{where} is not a parameter of {command}")
+            else:
+                problems.append(f"{where}: {err['msg']}")
+        raise ToolError(f"Invalid {command} command: {'; '.join(problems)}.") from None
+
+
+class MemoryToolAdapter:
+    """Serve Anthropic memory tool calls from a memdir store.
+
+    Args:
+        store: The store that holds the memory files (seen by Claude as ``/memories``).
+    """
+
+    declaration: Final[dict[str, str]] = MEMORY_TOOL
+
+    def __init__(self, store: Store) -> None:
+        self.commands = MemoryCommands(store)
+
+    async def execute(self, command: MemoryCommand) -> str:
+        """Run one parsed command and return its text; mistakes raise ToolError/StoreError."""
+        c = self.commands
+        match command:
+            case ViewCommand():
+                return await c.view(command.path, command.view_range)
+            case CreateCommand():
+                return await c.create(command.path, command.file_text)
+            case StrReplaceCommand():
+                return await c.str_replace(command.path, command.old_str, command.new_str)
+            case InsertCommand():
+                return await c.insert(command.path, command.insert_line, command.insert_text)
+            case DeleteCommand():
+                return await c.delete(command.path)
+            case RenameCommand():
+                return await c.rename(command.old_path, command.new_path)
+            case _:
+                assert_never(command)
+
+    async def handle(self, block: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer a ``tool_use`` block with a ``tool_result`` block.
+
+        Args:
+            block: The tool_use block as a dict: ``type``, ``id``, ``name`` ("memory")
+                and ``input``.
+
+        Returns:
+            ``{"type": "tool_result", "tool_use_id": ..., "content": ..., "is_error": ...}``;
+            a mistake Claude can correct comes back as content with ``is_error`` set.
+
+        Raises:
+            ValueError: The block is not a tool_use block of the memory tool (a routing
+                mistake of the caller, not of the model).
+        """
+        if block.get("type") != "tool_use" or not isinstance(block.get("id"), str):
+            raise ValueError("expected a tool_use block with an 'id'")
+        if block.get("name") != MEMORY_TOOL["name"]:
+            raise ValueError(f"this block calls the tool {block.get('name')!r}, not 'memory'")
+        try:
+            content = await self.execute(parse_command(block.get("input")))
+            is_error = False
+        except (ToolError, StoreError) as exc:
+            content, is_error = f"Error: {exc}", True
+        return {
+            "type": "tool_result",
+            "tool_use_id": block["id"],
+            "content": content,
+            "is_error": is_error,
+        }
+
+    def handle_sync(self, block: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`handle` for code without an event loop (it starts one per call)."""
+        return asyncio.run(self.handle(block))
