@@ -1,0 +1,302 @@
+"""A BM25 index over a store's files: derived state, rebuilt when the files change.
+
+The files are the truth; the index is a cache of them. Each search first takes a
+cheap fingerprint of the store (every markdown file's path, inode, mtime and
+size, from one directory walk) and rebuilds the index when it differs from the
+one the index was built from. Files whose fingerprint did not change keep their
+cached tokens, so a rebuild after a few edits re-reads only the edited files.
+The index lives in memory only: building it from cached tokens takes well under
+a second for thousands of files, so persisting it would buy little.
+
+Tokenizing follows bm25s's default (lower case, words of two or more word
+characters, English stopwords removed). An English stemmer is applied only when
+PyStemmer is installed; :attr:`Tokenizer.stemmer` says which is in force so a
+run can pin it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import bm25s
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
+
+from memdir.store import ROOT, Store
+
+__all__ = ["FileIndex", "Hit", "LineMatch", "Tokenizer", "index_for"]
+
+_WORD: Final = re.compile(r"(?u)\b\w\w+\b")
+_FRONTMATTER_KEY: Final = re.compile(r"(?m)^[ \t]*[\w-]+:")
+_CACHED_STORES: Final = 8
+
+
+def _load_stemmer() -> tuple[Callable[[str], str] | None, str]:
+    try:
+        stemmer_module = importlib.import_module("Stemmer")  # PyStemmer, optional
+    except ImportError:
+        return None, "none"
+    stem = stemmer_module.Stemmer("english")
+    return stem.stemWord, "snowball-english (PyStemmer)"
+
+
+class Tokenizer:
+    """Text to index terms: lower case, 2+ character words, no English stopwords."""
+
+    def __init__(self) -> None:
+        self._stem, self.stemmer = _load_stemmer()
+        self._stop = frozenset(STOPWORDS_EN)
+        self._memo: dict[str, str] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        """The index terms of ``text``, in order, repeats kept."""
+        words = [w for w in _WORD.findall(text.lower()) if w not in self._stop]
+        if self._stem is None:
+            return words
+        memo = self._memo
+        out = []
+        for w in words:
+            s = memo.get(w)
+            if s is None:
+                s = memo[w] = self._stem(w)
+            out.append(s)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class LineMatch:
+    """A line of a file that shares terms with the query (line numbers from 1)."""
+
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A ranked file."""
+
+    path: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class _FileKey:
+    virtual: str
+    host: str
+    ino: int
+    mtime_ns: int
+    size: int
+
+
+def _scan(root: Path) -> list[_FileKey]:
+    """Every visible markdown file under ``root`` with its fingerprint, sorted by path."""
+    out: list[_FileKey] = []
+    stack = [(str(root), ROOT)]
+    while stack:
+        host_dir, virtual_dir = stack.pop()
+        try:
+            entries = list(os.scandir(host_dir))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            virtual = f"{virtual_dir}/{name}"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, virtual))
+            elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                out.append(_FileKey(virtual, entry.path, st.st_ino, st.st_mtime_ns, st.st_size))
+    out.sort(key=lambda k: k.virtual)
+    return out
+
+
+def index_text(virtual: str, text: str) -> str:
+    """What gets indexed for a file: its path words, then its header values and body.
+
+    Frontmatter keys (``name:``, ``description:``) are dropped because every file
+    has them; their values stay.
+    """
+    words = virtual.removeprefix(ROOT).removesuffix(".md").replace("-", " ").replace("_", " ")
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end > 0:
+            header = _FRONTMATTER_KEY.sub(" ", text[3:end])
+            return f"{words.replace('/', ' ')}\n{header}\n{text[end + 4:]}"
+    return f"{words.replace('/', ' ')}\n{text}"
+
+
+class FileIndex:
+    """BM25 over every markdown file of one store, kept in step with the files.
+
+    Thread-safe: searches may run in worker threads.
+
+    Args:
+        store: The store to index.
+        k1: BM25 term-frequency saturation.
+        b: BM25 length normalisation.
+    """
+
+    def __init__(self, store: Store, *, k1: float = 1.5, b: float = 0.75) -> None:
+        self.store = store
+        self.tokenizer = Tokenizer()
+        self._k1 = k1
+        self._b = b
+        self._lock = threading.Lock()
+        self._keys: list[_FileKey] | None = None
+        self._tokens: dict[str, tuple[_FileKey, list[str]]] = {}
+        self._paths: list[str] = []
+        self._bm25: Any = None
+        self._vocab: dict[str, int] = {}
+        self._df: np.ndarray[Any, Any] = np.zeros(0, dtype=np.int64)
+        self.builds = 0
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    @property
+    def paths(self) -> list[str]:
+        """The indexed files, in index order (as of the last refresh)."""
+        return list(self._paths)
+
+    def refresh(self) -> bool:
+        """Bring the index in step with the files; return whether it was rebuilt."""
+        with self._lock:
+            return self._refresh()
+
+    def _refresh(self) -> bool:
+        keys = _scan(self.store.root)
+        if keys == self._keys:
+            return False
+        corpus: list[list[str]] = []
+        tokens: dict[str, tuple[_FileKey, list[str]]] = {}
+        for key in keys:
+            cached = self._tokens.get(key.virtual)
+            if cached is not None and cached[0] == key:
+                toks = cached[1]
+            else:
+                toks = self.tokenizer(index_text(key.virtual, _read(key.host)))
+            tokens[key.virtual] = (key, toks)
+            corpus.append(toks)
+        self._tokens = tokens
+        self._paths = [k.virtual for k in keys]
+        self._build(corpus)
+        self._keys = keys
+        self.builds += 1
+        return True
+
+    def _build(self, corpus: list[list[str]]) -> None:
+        if not any(corpus):
+            self._bm25, self._vocab = None, {}
+            self._df = np.zeros(0, dtype=np.int64)
+            return
+        bm25 = bm25s.BM25(k1=self._k1, b=self._b)
+        bm25.index(corpus, show_progress=False)
+        self._bm25 = bm25
+        self._vocab = dict(bm25.vocab_dict)
+        self._df = np.diff(np.asarray(bm25.scores["indptr"], dtype=np.int64))
+
+    def search(self, query: str | Sequence[str], k: int, under: str = ROOT) -> list[Hit]:
+        """The ``k`` best files for ``query`` at or below ``under``, best first.
+
+        Files that share no term with the query are never returned. Ties keep
+        path order. Call :meth:`refresh` first for results that reflect the files
+        as they are now (the tools do).
+
+        Args:
+            query: The query text, or its terms already tokenized.
+            k: How many files at most.
+            under: A folder (virtual path) that limits the search.
+        """
+        with self._lock:
+            terms = self.tokenizer(query) if isinstance(query, str) else list(query)
+            known = [t for t in dict.fromkeys(terms) if t in self._vocab]
+            if not known or self._bm25 is None:
+                return []
+            scores = np.asarray(self._bm25.get_scores(known), dtype=np.float64)
+            if under != ROOT:
+                prefix = under.rstrip("/") + "/"
+                mask = np.fromiter(
+                    (p.startswith(prefix) for p in self._paths), dtype=bool, count=len(self._paths)
+                )
+                scores = np.where(mask, scores, 0.0)
+            return _top(scores, self._paths, k)
+
+    def idf(self, term: str) -> float:
+        """A term's inverse document frequency (0 for a term no file contains)."""
+        i = self._vocab.get(term)
+        if i is None or i >= len(self._df):
+            return 0.0
+        n = len(self._paths)
+        df = int(self._df[i])
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def best_lines(self, text: str, query: str, limit: int = 3) -> list[LineMatch]:
+        """The lines of ``text`` that share the most (rarest) terms with ``query``.
+
+        Args:
+            text: A whole file.
+            query: The query text.
+            limit: How many lines at most, returned in file order.
+        """
+        wanted = {t: self.idf(t) for t in self.tokenizer(query)}
+        if not wanted:
+            return []
+        scored: list[tuple[float, int, str]] = []
+        for number, line in enumerate(text.split("\n"), start=1):
+            present = set(self.tokenizer(line)) & wanted.keys()
+            if present:
+                weight = sum(wanted[t] for t in present) + 1e-9 * len(present)
+                scored.append((weight, number, line))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        chosen = sorted(scored[:limit], key=lambda s: s[1])
+        return [LineMatch(number, line) for _, number, line in chosen]
+
+
+def _top(scores: np.ndarray[Any, Any], paths: list[str], k: int) -> list[Hit]:
+    positive = np.flatnonzero(scores > 0)
+    if positive.size == 0:
+        return []
+    if positive.size > k:
+        part = np.argpartition(-scores[positive], k - 1)[:k]
+        positive = positive[part]
+    order = sorted(positive.tolist(), key=lambda i: (-float(scores[i]), i))
+    return [Hit(paths[i], float(scores[i])) for i in order]
+
+
+def _read(host: str) -> str:
+    try:
+        with open(host, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except (FileNotFoundError, IsADirectoryError):
+        return ""
+
+
+_INDEXES: OrderedDict[Path, FileIndex] = OrderedDict()
+_INDEXES_LOCK = threading.Lock()
+
+
+def index_for(store: Store) -> FileIndex:
+    """The shared index of a store's root (one per root, the last few roots kept)."""
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(store.root)
+        if index is None:
+            index = FileIndex(store)
+            _INDEXES[store.root] = index
+            while len(_INDEXES) > _CACHED_STORES:
+                _INDEXES.popitem(last=False)
+        _INDEXES.move_to_end(store.root)
+        return index

@@ -1,0 +1,152 @@
+"""Ranked retrieval tools: BM25 whole-file search and the top-3 chunk retriever.
+
+``bm25`` set (the Center+BM25 harness): the read set plus ``search``, which
+ranks whole files by BM25 over path words, description and body, and shows for
+each hit its description and the lines that best match the query, with their
+line numbers, so the model can open exactly that range with ``view``.
+
+``chunk`` set (the Chunk-retrieval variant): one tool, ``bm25_chunk_retrieve``,
+that returns the three best files of the store in full. Every file of the store
+is a chunk. Both tools share :class:`~memdir.tools._bm25index.FileIndex`, which
+is kept in step with the files on every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from memdir.store import ROOT, NotFoundError, Store, StoreError
+from memdir.tools._bm25index import FileIndex, Hit, index_for
+from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_spec
+
+__all__ = ["CHUNK_TOP_K", "bm25_set", "chunk_set", "chunk_spec", "search_spec"]
+
+CHUNK_TOP_K = 3
+"""How many chunks ``bm25_chunk_retrieve`` returns."""
+
+_MAX_K = 50
+_LINE_CHARS = 200
+
+
+def _no_terms(query: str) -> ToolError:
+    shown = query if len(query) <= 80 else query[:77] + "..."
+    return ToolError(
+        f"The query {shown!r} has no searchable words: BM25 ignores punctuation, single "
+        "characters and common words such as 'the' or 'what'. Ask with content words: "
+        "names, places, topics, distinctive terms."
+    )
+
+
+async def _ranked(index: FileIndex, query: str, k: int, under: str) -> list[Hit]:
+    if not index.tokenizer(query):
+        raise _no_terms(query)
+
+    def run() -> list[Hit]:
+        index.refresh()
+        return index.search(query, k, under)
+
+    return await asyncio.to_thread(run)
+
+
+def _clip(line: str) -> str:
+    line = line.strip()
+    return line if len(line) <= _LINE_CHARS else line[: _LINE_CHARS - 3] + "..."
+
+
+def search_spec(store: Store) -> ToolSpec:
+    """The ``search`` tool: BM25 ranking of whole files."""
+    index = index_for(store)
+
+    async def search(query: str, k: int = 10, path: str = ROOT) -> str:
+        """Rank the memory files by how well they match a query (BM25 keyword search).
+
+        Scores every markdown file by the words it shares with the query, weighting
+        rare words more, over the file's path, description and content. Word order
+        and meaning are ignored, so use the distinctive words you expect the answer
+        to contain (names, places, topics) rather than a full question. Each hit
+        shows its path, description and score, then up to three lines that match
+        best, as `L<number>: text`; open one with view and a view_range around that
+        line. Files sharing no word with the query are left out.
+
+        Args:
+            query: Keywords to look for, e.g. "alice birthday party".
+            k: How many files to return at most (1 to 50).
+            path: Only rank files in this folder (and below), e.g. /memories/people.
+        """
+        if not 1 <= k <= _MAX_K:
+            raise ToolError(f"k must be between 1 and {_MAX_K}; you gave {k}.")
+        folder = store.resolve(path, "dir")
+        if not folder.host.is_dir():
+            raise NotFoundError(
+                f"{folder.virtual} is not a folder of the store. "
+                f"Search {ROOT} or view it to see the folders."
+            )
+        hits = await _ranked(index, query, k, folder.virtual)
+        scope = "" if folder.is_root else f" under {folder.virtual}"
+        if not hits:
+            return (
+                f"No file{scope} contains any word of {query!r}. Try other words "
+                "(synonyms, names) or list the folders with view."
+            )
+        plural = "s" if len(hits) > 1 else ""
+        lines = [f"{len(hits)} file{plural} ranked for {query!r}{scope}, best first:"]
+        for rank, hit in enumerate(hits, start=1):
+            lines.append("")
+            lines.append(f"{rank}. {hit.path} (score {hit.score:.2f})")
+            try:
+                desc = store.description(hit.path)
+                text = store.read(hit.path)
+            except StoreError as exc:
+                lines.append(f"   (cannot be read: {exc})")
+                continue
+            lines.append(f"   {desc}" if desc else "   (no description)")
+            for match in index.best_lines(text, query):
+                lines.append(f"   L{match.line}: {_clip(match.text)}")
+        return "\n".join(lines)
+
+    return tool_spec(search, read_only=True)
+
+
+def chunk_spec(store: Store) -> ToolSpec:
+    """The ``bm25_chunk_retrieve`` tool: the three best chunk files, in full."""
+    index = index_for(store)
+
+    async def bm25_chunk_retrieve(query: str) -> str:
+        """Fetch the three conversation chunks that best match a query, in full.
+
+        The memory is a set of chunk files, each holding a stretch of past
+        conversation. This ranks them by the words they share with the query
+        (BM25: rare words count more, word order is ignored) and returns the top
+        three, best first, each under a line `=== <chunk path> ===`. Use
+        distinctive words you expect in the answer: names, places, objects, events.
+        Call again with different words if the chunks do not hold the answer.
+
+        Args:
+            query: Keywords to look for, e.g. "Melanie pottery class".
+        """
+        hits = await _ranked(index, query, CHUNK_TOP_K, ROOT)
+        if not hits:
+            return f"No chunk contains any word of {query!r}. Try other words."
+        parts = []
+        for hit in hits:
+            try:
+                text = store.read(hit.path)
+            except StoreError as exc:
+                parts.append(f"=== {hit.path} ===\n(cannot be read: {exc})\n")
+                continue
+            parts.append(f"=== {hit.path} ===\n{text.rstrip()}\n")
+        return "\n".join(parts)
+
+    return tool_spec(bm25_chunk_retrieve, read_only=True)
+
+
+def bm25_set(store: Store) -> ToolSet:
+    """The Center+BM25 harness: the read tools plus ``search``."""
+    from memdir.tools._memory import read_specs
+
+    return ToolSet("bm25", [*read_specs(store), search_spec(store)])
+
+
+def chunk_set(store: Store) -> ToolSet:
+    """The chunk-retrieval harness: ``bm25_chunk_retrieve`` alone."""
+    return ToolSet("chunk", [chunk_spec(store)])
