@@ -61,8 +61,11 @@ def _parts(path: str) -> list[str]:
             f"{path!r} is outside the memory store. Every path starts with {ROOT}, "
             f"e.g. {ROOT}/notes.md."
         )
+    elif text == ROOT[1:] or text.startswith(ROOT[1:] + "/"):
+        # "memories/a.md" lost its leading slash; it means /memories/a.md.
+        rest = text[len(ROOT) - 1 :]
     else:
-        # A relative path is read relative to the store root.
+        # Any other relative path is read relative to the store root.
         rest = "/" + text
     parts = [p for p in rest.split("/") if p not in ("", ".")]
     for part in parts:

@@ -152,8 +152,10 @@ class Store:
 
     def _missing(self, virtual: str) -> str:
         parent = virtual.rsplit("/", 1)[0] or ROOT
-        parent_host = self.resolve(parent, "dir").host
-        where = parent if parent_host.is_dir() else ROOT
+        try:
+            where = parent if self.resolve(parent).host.is_dir() else ROOT
+        except PathError:
+            where = ROOT
         return f"{virtual} does not exist. View {where} to see what is there."
 
     # -- writing -------------------------------------------------------------
@@ -241,10 +243,10 @@ class Store:
         if target.is_root:
             raise PathError(f"{ROOT} is the store's root and cannot be deleted.")
         with self._lock:
-            if target.host.is_dir():
+            if target.host.is_symlink() or target.host.is_file():
+                target.host.unlink()  # a link goes, never what it points to
+            elif target.host.is_dir():
                 shutil.rmtree(target.host)
-            elif target.host.is_file():
-                target.host.unlink()
             else:
                 raise NotFoundError(self._missing(target.virtual))
             self._prune_empty(target.host.parent)

@@ -1,0 +1,88 @@
+"""Headings, sections and cross-references inside a file."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdir.store import find_section, headings, sections, xrefs
+
+BODY = """# Alice
+
+Intro.
+
+```python
+# not a heading
+## nor this
+```
+
+## Work
+### 2023
+Joined X.
+### 2024
+Left X.
+
+## Home
+#### Deep
+Lives in Y.
+"""
+
+
+def test_headings_skip_fenced_code() -> None:
+    found = [(h.level, h.text, h.line) for h in headings(BODY)]
+    assert found == [
+        (1, "Alice", 1),
+        (2, "Work", 10),
+        (3, "2023", 11),
+        (3, "2024", 13),
+        (2, "Home", 16),
+        (4, "Deep", 17),
+    ]
+
+
+def test_headings_offset_by_first_line() -> None:
+    assert headings("# A\n", first_line=5)[0].line == 5
+
+
+def test_sections_have_paths_and_ranges() -> None:
+    spans = {s.path: (s.start, s.end) for s in sections(BODY)}
+    assert spans[("Alice",)] == (1, 18)
+    assert spans[("Alice", "Work")] == (10, 15)
+    assert spans[("Alice", "Work", "2023")] == (11, 12)
+    assert spans[("Alice", "Home", "Deep")] == (17, 18)
+
+
+def test_find_section_by_path_case_and_marks() -> None:
+    assert find_section(BODY, ["work", "2024"]).start == 13
+    assert find_section(BODY, ["## Home"]).start == 16
+    assert find_section(BODY, ["Alice", "Deep"]).start == 17
+
+
+def test_find_section_ambiguity_lists_candidates() -> None:
+    body = "# A\n## Notes\nx\n# B\n## Notes\ny\n"
+    with pytest.raises(LookupError, match="matches 2 sections") as info:
+        find_section(body, ["Notes"])
+    assert "A > Notes (line 2)" in str(info.value) and "B > Notes (line 5)" in str(info.value)
+    assert find_section(body, ["B", "Notes"]).start == 5
+
+
+def test_find_section_without_match_shows_outline() -> None:
+    with pytest.raises(LookupError, match="No section matches") as info:
+        find_section(BODY, ["Garden"])
+    assert "## Work (line 10)" in str(info.value)
+    with pytest.raises(LookupError, match="no headings"):
+        find_section("plain text\n", ["x"])
+    with pytest.raises(LookupError, match="at least one heading"):
+        find_section(BODY, ["  "])
+
+
+def test_xrefs_with_and_without_sections() -> None:
+    text = (
+        "See /memories/people/alice.md for more.\n"
+        "Also (/memories/work/x.md > ## Projects > ### 2023).\n"
+        "Not a ref: /memories/notes.txt or /elsewhere/a.md\n"
+    )
+    found = [(x.target, x.section, x.line) for x in xrefs(text)]
+    assert found == [
+        ("/memories/people/alice.md", (), 1),
+        ("/memories/work/x.md", ("Projects", "2023"), 2),
+    ]
