@@ -1,0 +1,206 @@
+"""Confinement for the shell tool: how a command is started over a store.
+
+Three ways, tried in this order (see ``docs/shell.md`` for what each protects):
+
+``bwrap``
+    bubblewrap (Debian package ``bubblewrap``). The command runs in new user,
+    mount, PID, network, IPC and UTS namespaces with all capabilities dropped.
+    Its file system is built from nothing: ``/usr`` (and the ``/bin``, ``/lib``
+    links) and a few ``/etc`` files read-only, a fresh ``/proc``, a minimal
+    ``/dev``, an empty ``/tmp``, and the store bound read-write at ``/memories``
+    with its ``.memdir`` and ``.git`` folders hidden under empty tmpfs mounts.
+    The network namespace holds only a loopback device.
+
+``unshare``
+    util-linux ``unshare`` with new user, mount, PID, network, IPC and UTS
+    namespaces. A setup script mounts a tmpfs as a new root, binds the same
+    things into it, ``pivot_root``s into it, detaches the old root, and starts
+    the command through ``setpriv`` with every capability dropped.
+
+``unconfined``
+    No confinement at all: ``bash`` runs on the host with the store root as
+    its working directory and ``HOME``. Paths must be relative (``/memories``
+    does not exist), and nothing stops the network or writes elsewhere. Only
+    used when the caller opts in with ``allow_unconfined=True``.
+
+Each way is probed once per process by running ``true`` in it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "Launch",
+    "SandboxUnavailableError",
+    "available_backends",
+    "launch",
+]
+
+Backend = Literal["bwrap", "unshare", "unconfined"]
+BACKENDS: Final[tuple[Backend, ...]] = ("bwrap", "unshare", "unconfined")
+
+MOUNT_POINT: Final = "/memories"
+HIDDEN_STATE: Final = (".memdir", ".git")
+_PATH: Final = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+_ENV: Final = {"PATH": _PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TERM": "dumb"}
+_TOP_LINKS: Final = ("bin", "lib", "lib32", "lib64", "libx32", "sbin")
+_ETC: Final = (
+    "alternatives", "passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf",
+    "ld.so.conf.d", "localtime", "mime.types", "magic",
+)
+_DEVICES: Final = ("null", "zero", "full", "random", "urandom", "tty")
+_BASH: Final = ("bash", "--noprofile", "--norc", "-c")
+
+
+class SandboxUnavailableError(RuntimeError):
+    """No way to confine shell commands works here, and running unconfined was not allowed."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one command: the argv, its environment and working directory."""
+
+    backend: Backend
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    cleanup: list[Path] = field(default_factory=list)
+
+
+def _top_level() -> list[tuple[str, str | None]]:
+    """Host entries to mirror at the top: (name, link target or None for a directory)."""
+    out: list[tuple[str, str | None]] = []
+    for name in _TOP_LINKS:
+        host = Path("/") / name
+        if host.is_symlink():
+            out.append((name, os.readlink(host)))
+        elif host.is_dir():
+            out.append((name, None))
+    return out
+
+
+def _bwrap_argv(root: Path, command: str) -> list[str]:
+    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
+    argv += ["--ro-bind", "/usr", "/usr"]
+    for name, target in _top_level():
+        if target is None:
+            argv += ["--ro-bind", f"/{name}", f"/{name}"]
+        else:
+            argv += ["--symlink", target, f"/{name}"]
+    for name in _ETC:
+        argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--bind", str(root), MOUNT_POINT]
+    for hidden in HIDDEN_STATE:
+        if (root / hidden).is_dir():
+            argv += ["--tmpfs", f"{MOUNT_POINT}/{hidden}"]
+    argv += ["--chdir", MOUNT_POINT, "--clearenv"]
+    for key, value in _ENV.items():
+        argv += ["--setenv", key, value]
+    argv += ["--hostname", "memdir", *_BASH, command]
+    return argv
+
+
+# Runs as root inside the new namespaces; $1 = new root (empty dir), $2 = store, $3 = command.
+_UNSHARE_SETUP: Final = r"""
+set -eu
+R=$1; S=$2
+mount -t tmpfs -o mode=755 memdir-root "$R"
+mkdir -p "$R/usr" "$R/memories" "$R/tmp" "$R/proc" "$R/dev" "$R/etc" "$R/.old"
+mount --rbind /usr "$R/usr"; mount -o remount,bind,ro "$R/usr"
+mount --bind "$S" "$R/memories"
+for h in .memdir .git; do
+  if [ -d "$S/$h" ]; then mount -t tmpfs -o mode=700 hidden "$R/memories/$h"; fi
+done
+mount -t proc proc "$R/proc"
+for d in %(devices)s; do
+  if [ -e "/dev/$d" ]; then touch "$R/dev/$d"; mount --bind "/dev/$d" "$R/dev/$d"; fi
+done
+for e in %(etc)s; do
+  if [ -d "/etc/$e" ]; then mkdir -p "$R/etc/$e";
+  elif [ -e "/etc/$e" ]; then touch "$R/etc/$e"; else continue; fi
+  mount --bind "/etc/$e" "$R/etc/$e"; mount -o remount,bind,ro "$R/etc/$e"
+done
+%(links)s
+mount -t tmpfs -o mode=1777 tmp "$R/tmp"
+cd "$R"
+pivot_root . .old
+umount -l /.old
+rmdir /.old
+cd /memories
+exec setpriv --inh-caps=-all --bounding-set=-all \
+  /usr/bin/env -i %(env)s bash --noprofile --norc -c "$3"
+"""
+
+
+def _unshare_argv(root: Path, command: str) -> tuple[list[str], Path]:
+    new_root = Path(tempfile.mkdtemp(prefix="memdir-shell-"))
+    links = "\n".join(
+        f'mkdir -p "$R/{n}"; mount --rbind /{n} "$R/{n}"' if t is None
+        else f'ln -s {shlex.quote(t)} "$R/{n}"'
+        for n, t in _top_level()
+    )
+    setup = _UNSHARE_SETUP % {
+        "devices": " ".join(_DEVICES),
+        "etc": " ".join(_ETC),
+        "links": links,
+        "env": " ".join(shlex.quote(f"{k}={v}") for k, v in _ENV.items()),
+    }
+    argv = [
+        "unshare", "--user", "--map-root-user", "--mount", "--net", "--pid", "--ipc", "--uts",
+        "--fork", "--kill-child", "--propagation", "private",
+        "/bin/sh", "-c", setup, "memdir-setup", str(new_root), str(root), command,
+    ]
+    return argv, new_root
+
+
+def launch(backend: Backend, root: Path, command: str) -> Launch:
+    """The way to start ``command`` over the store at ``root`` with ``backend``."""
+    if backend == "bwrap":
+        return Launch(backend, _bwrap_argv(root, command), dict(_ENV), str(root))
+    if backend == "unshare":
+        argv, new_root = _unshare_argv(root, command)
+        return Launch(backend, argv, dict(_ENV), str(root), [new_root])
+    env = {**_ENV, "HOME": str(root), "PWD": str(root)}
+    return Launch(backend, ["bash", "--noprofile", "--norc", "-c", command], env, str(root))
+
+
+@functools.cache
+def _works(backend: Backend) -> bool:
+    if backend == "unconfined":
+        return True
+    with tempfile.TemporaryDirectory(prefix="memdir-probe-") as tmp:
+        probe = launch(backend, Path(tmp), "test -d /memories && test ! -e /work")
+        try:
+            done = subprocess.run(
+                probe.argv, env=probe.env, cwd=probe.cwd, stdin=subprocess.DEVNULL,
+                capture_output=True, timeout=20, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        finally:
+            for path in probe.cleanup:
+                _remove_empty(path)
+    return done.returncode == 0
+
+
+def _remove_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:
+        pass  # not empty or already gone: leave it for a person to inspect
+
+
+def available_backends() -> list[Backend]:
+    """The confined ways that work on this machine, best first (probed once)."""
+    return [b for b in BACKENDS if b != "unconfined" and _works(b)]

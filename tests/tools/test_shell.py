@@ -1,0 +1,204 @@
+"""The Shell harness: real bash in a real sandbox over a real store.
+
+Every confined test runs once per confinement that works on this machine and
+skips (with the reason) where none does. Commands that try to escape are only
+ever run inside a confinement, never unconfined.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir.store import Store
+from memdir.tools import make_toolset
+from memdir.tools._sandbox import available_backends
+from memdir.tools._shell import SandboxUnavailableError, shell_set
+from memdir.tools._spec import ToolSet
+
+WORKING = available_backends()
+
+
+def _md(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: About {name}\n---\n{body}\n"
+
+
+@pytest.fixture(params=["bwrap", "unshare"])
+def shell(request: pytest.FixtureRequest, store: Store) -> ToolSet:
+    backend = request.param
+    if backend not in WORKING:
+        pytest.skip(f"the {backend} confinement does not work on this machine "
+                    "(install bubblewrap, or allow user namespaces)")
+    store.write("/memories/people/alice.md", _md("alice", "Alice likes tea."))
+    return shell_set(store, timeout=1.0, output_chars=1000, backend=backend)
+
+
+async def _run(tools: ToolSet, command: str) -> str:
+    result = await tools.call("bash", {"command": command})
+    assert not result.is_error, result.content
+    return result.content
+
+
+async def test_edits_reach_the_store_and_are_reported(shell: ToolSet, store: Store) -> None:
+    out = await _run(shell, "sed -i 's/tea/coffee/' /memories/people/alice.md && pwd")
+    assert out.startswith("/memories\n")
+    assert "[exit status 0]" in out
+    assert "Store changes: modified: /memories/people/alice.md." in out
+    assert "Store check: no new problems." in out
+    assert "Alice likes coffee." in store.read("/memories/people/alice.md")
+
+
+async def test_reading_changes_nothing_and_reports_nothing(shell: ToolSet) -> None:
+    out = await _run(shell, "grep -rn tea /memories")
+    assert out == "/memories/people/alice.md:5:Alice likes tea.\n[exit status 0]"
+
+
+async def test_exit_status_and_stderr_are_shown(shell: ToolSet) -> None:
+    out = await _run(shell, "cat /memories/nope.md")
+    assert "No such file or directory" in out
+    assert "[exit status 1]" in out
+
+
+async def test_time_limit_kills_the_command_and_what_it_started(
+    shell: ToolSet, store: Store
+) -> None:
+    started = time.monotonic()
+    out = await _run(shell, "(sleep 1.5; echo late > /memories/late.md) & sleep 30")
+    assert time.monotonic() - started < 4
+    assert "[stopped: the command ran past the 1 s time limit" in out
+    time.sleep(1.0)
+    assert not (store.root / "late.md").exists()
+
+
+async def test_background_jobs_do_not_outlive_the_call(shell: ToolSet, store: Store) -> None:
+    out = await _run(shell, "(sleep 0.5; echo late > /memories/late.md) & echo started")
+    assert out.startswith("started\n[exit status 0]")
+    time.sleep(1.0)
+    assert not (store.root / "late.md").exists()
+
+
+async def test_huge_output_is_cut_with_a_note(shell: ToolSet) -> None:
+    out = await _run(shell, "yes 0123456789 | head -c 3000000")
+    assert "[output cut: the command printed 3,000,000 bytes; only the first 1,000" in out
+    assert len(out) < 1500
+
+
+async def test_no_network(shell: ToolSet) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        probe = (
+            "python3 -c \"import socket; "
+            f"socket.create_connection(('127.0.0.1', {port}), timeout=1)\""
+        )
+        out = await _run(shell, probe)
+    assert "[exit status 0]" not in out
+    assert "Error" in out  # ConnectionRefusedError or OSError: network unreachable
+    devices = await _run(shell, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+    assert devices == "lo\n[exit status 0]"
+
+
+async def test_writes_outside_the_store_do_not_reach_the_host(
+    shell: ToolSet, store: Store, tmp_path: Path
+) -> None:
+    marker = f"memdir-escape-{uuid.uuid4().hex}"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    command = (
+        f"echo x > /tmp/{marker}; echo x > {outside}/{marker} ; "
+        f"mkdir -p /root/{marker} ; touch /usr/{marker} ; ls {store.root} ; "
+        "echo done"
+    )
+    out = await _run(shell, command)
+    assert "done" in out
+    assert not (Path("/tmp") / marker).exists()
+    assert not (outside / marker).exists()
+    assert not (Path("/root") / marker).exists()
+    assert not (Path("/usr") / marker).exists()
+    assert "Read-only file system" in out  # /usr is mounted read-only
+
+
+async def test_store_state_folder_is_hidden(shell: ToolSet, store: Store) -> None:
+    state = store.root / ".memdir"
+    before = sorted(p.name for p in state.iterdir())
+    out = await _run(shell, "ls -A /memories/.memdir; echo gone > /memories/.memdir/lock; echo ok")
+    assert out.startswith("ok\n")
+    assert sorted(p.name for p in state.iterdir()) == before
+    assert "Store changes" not in out
+
+
+async def test_a_text_file_is_reported_as_a_defect(shell: ToolSet) -> None:
+    out = await _run(shell, "echo hello > /memories/people/notes.txt")
+    assert "Store changes: created: /memories/people/notes.txt." in out
+    assert "/memories/people/notes.txt: not-markdown:" in out
+    assert "1 new problem(s)" in out
+
+
+async def test_broken_frontmatter_links_and_hidden_files_are_reported(shell: ToolSet) -> None:
+    out = await _run(
+        shell,
+        "printf 'no header\\n' > /memories/bare.md; ln -s /etc/passwd /memories/link.md; "
+        "mkdir /memories/.x && echo y > /memories/.x/y.md",
+    )
+    assert "/memories/bare.md" in out and "missing-frontmatter" in out
+    assert "/memories/link.md: symlink:" in out
+    assert "/memories/.x/y.md: hidden-file:" in out
+    again = await _run(shell, "true")
+    assert again == "[exit status 0]"  # defects are reported once, when they appear
+
+
+async def test_dangling_reference_after_a_rename_is_reported(shell: ToolSet) -> None:
+    await _run(shell, "printf -- '---\\nname: bob\\ndescription: Bob\\n---\\n"
+               "see /memories/people/alice.md\\n' > /memories/bob.md")
+    out = await _run(shell, "mv /memories/people/alice.md /memories/people/alicia.md")
+    assert "dangling-reference" in out and "/memories/bob.md" in out
+
+
+async def test_bad_calls_are_tool_errors(shell: ToolSet) -> None:
+    empty = await shell.call("bash", {"command": "   "})
+    assert empty.is_error and "empty" in empty.content
+    missing = await shell.call("bash", {})
+    assert missing.is_error
+
+
+def test_the_description_states_the_limits(shell: ToolSet) -> None:
+    text = shell.tools["bash"].description
+    assert "1 s per command" in text and "1,000 characters" in text
+    assert "/memories" in text and "no network" in text
+
+
+def test_make_toolset_builds_the_shell(store: Store) -> None:
+    if not WORKING:
+        pytest.skip("no confinement works on this machine (install bubblewrap)")
+    tools = make_toolset("shell", store)
+    assert tools.name == "shell" and list(tools.tools) == ["bash"]
+    assert tools.tools["bash"].destructive
+
+
+def test_unconfined_needs_an_explicit_opt_in(store: Store) -> None:
+    with pytest.raises(SandboxUnavailableError, match="allow_unconfined=True"):
+        shell_set(store, backend="unconfined")
+
+
+@pytest.fixture
+def unconfined(store: Store) -> Iterator[ToolSet]:
+    store.write("/memories/a.md", _md("a", "first"))
+    yield shell_set(store, timeout=2.0, backend="unconfined", allow_unconfined=True)
+
+
+async def test_unconfined_runs_in_the_store_root_with_relative_paths(
+    unconfined: ToolSet, store: Store
+) -> None:
+    # Only harmless commands here: nothing protects the host in this mode.
+    text = unconfined.tools["bash"].description
+    assert "relative paths" in text and "no network" not in text
+    out = await _run(unconfined, "pwd; sed -i 's/first/second/' a.md; echo x > b.txt")
+    assert out.startswith(f"{store.root}\n")
+    assert "second" in store.read("/memories/a.md")
+    assert "/memories/b.txt: not-markdown:" in out
