@@ -1,0 +1,106 @@
+"""``memdir serve``: offer a store's tools to MCP clients."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+
+from memdir.cli._common import err_console, fail, load_toolset, open_store
+
+__all__ = ["Transport", "register", "serve"]
+
+
+class Transport(StrEnum):
+    """How clients reach the server."""
+
+    stdio = "stdio"
+    http = "http"
+
+
+def serve(
+    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    write: Annotated[
+        bool,
+        typer.Option("--write", help="Offer the write set (view, create, str_replace, insert, "
+                     "delete, rename, grep) instead of the read-only read set."),
+    ] = False,
+    transport: Annotated[
+        Transport, typer.Option("--transport", "-t", help="stdio (the client starts this "
+                                "process) or http (streamable HTTP at /mcp).")
+    ] = Transport.stdio,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to bind for http; loopback only unless "
+                          "--allow-remote.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535,
+                                      help="TCP port for http.")] = 8765,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", envvar="MEMDIR_MCP_TOKEN", show_envvar=True,
+                     help="For http: require 'Authorization: Bearer TOKEN' on every request "
+                     "(401 otherwise). Prefer the environment variable, which stays out of "
+                     "the process list."),
+    ] = None,
+    allow_remote: Annotated[
+        bool, typer.Option("--allow-remote", help="Permit a --host other machines can reach. "
+                           "Use it only with --token and behind TLS.")
+    ] = False,
+) -> None:
+    """Serve a store's tools to MCP clients (Claude Desktop, IDEs, agents).
+
+    By default the read set (view, grep, toc, section_read) is offered, so a
+    client can search the store but not change it; --write offers the write
+    set instead. Each tool is declared with its schema and with hints saying
+    whether it only reads, or may overwrite or remove content. A tool error
+    is returned to the client as a tool result flagged isError, so the model
+    can correct itself.
+
+    Over stdio the client starts this command and talks on its standard input
+    and output. Over http the server listens at http://HOST:PORT/mcp, bound to
+    a loopback address unless --allow-remote is given.
+
+    Exit status: 0 stopped cleanly, 2 bad store or refused options.
+
+    For example:
+
+        memdir serve ./memories
+
+        MEMDIR_MCP_TOKEN=s3cret memdir serve ./memories --write --transport http --port 8765
+    """
+    # Imported here: the MCP SDK takes most of a second to load, and other commands never need it.
+    from memdir.server import (
+        MCP_PATH,
+        LoopbackError,
+        build_server,
+        is_loopback,
+        run_http,
+        run_stdio,
+    )
+
+    if transport is Transport.http and not is_loopback(host) and not allow_remote:
+        fail(f"refusing to bind {host}: other machines could reach the store.",
+             "use --host 127.0.0.1, or add --allow-remote (with --token) if you mean it.")
+    if transport is Transport.stdio and token:
+        err_console.print("[yellow]note:[/] --token applies to http only; over stdio the "
+                          "client that starts the process is trusted.")
+    toolset = load_toolset("write" if write else "read", open_store(store_path))
+    server = build_server(toolset)
+    if transport is Transport.stdio:
+        anyio.run(run_stdio, server)
+        return
+    gate = "bearer token required" if token else "no token"
+    err_console.print(f"memdir MCP server ({toolset.name} set, {gate}) on "
+                      f"http://{host}:{port}{MCP_PATH}; Ctrl-C stops it.")
+    try:
+        run_http(server, host=host, port=port, token=token, allow_remote=allow_remote)
+    except LoopbackError as exc:
+        fail(str(exc), "use --host 127.0.0.1.")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to the command line."""
+    app.command("serve")(serve)

@@ -1,0 +1,83 @@
+"""``memdir tree``: the store's folders and files, each file with its description."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from memdir.cli._common import console, fail, open_store
+from memdir.store import ROOT, Entry, StoreError
+
+__all__ = ["register", "tree", "tree_lines"]
+
+
+def _label(entry: Entry) -> str:
+    name = escape(entry.path.rsplit("/", 1)[-1])
+    if entry.is_dir:
+        return f"[bold blue]{name}/[/]"
+    desc = escape(entry.description) if entry.description else "[red](no description)[/]"
+    return f"{name}  [dim]{entry.size:,} B[/]  {desc}"
+
+
+def tree_lines(top: str, entries: list[Entry]) -> list[str]:
+    """Lines (rich markup) drawing ``entries``, as listed by :meth:`Store.walk`, under ``top``.
+
+    Drawn by hand rather than with ``rich.tree`` so that long descriptions are
+    never cropped to the terminal's width.
+    """
+    children: dict[str, list[Entry]] = {}
+    for entry in entries:
+        children.setdefault(entry.path.rsplit("/", 1)[0], []).append(entry)
+    lines = [f"[bold blue]{escape(top)}/[/]"]
+
+    def draw(folder: str, prefix: str) -> None:
+        kids = children.get(folder, [])
+        for index, entry in enumerate(kids):
+            last = index == len(kids) - 1
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry)}")
+            if entry.is_dir:
+                draw(entry.path, prefix + ("    " if last else "│   "))
+
+    draw(top, "")
+    return lines
+
+
+def tree(
+    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    path: Annotated[str, typer.Argument(help="The folder inside the store to show.")] = ROOT,
+    depth: Annotated[
+        int | None,
+        typer.Option("--depth", "-d", min=1, help="Show this many levels (default: all)."),
+    ] = None,
+) -> None:
+    """Show the store as a tree, each file with its size and description.
+
+    Names and descriptions are what an agent sees before it opens a file, so
+    this is the quickest way to judge whether a store is easy to navigate.
+    PATH is an agent path such as /memories/people.
+
+    Exit status: 0 shown, 2 no such store or folder.
+
+    For example:
+
+        memdir tree ./memories /memories/people --depth 1
+    """
+    store = open_store(store_path)
+    try:
+        top = store.resolve(path, "dir").virtual
+        entries = store.walk(top, max_depth=depth)
+    except StoreError as exc:
+        fail(str(exc), f"list the whole store with `memdir tree {store_path}`.")
+    for line in tree_lines(top, entries):
+        console.print(line)
+    files = sum(1 for e in entries if not e.is_dir)
+    folders = len(entries) - files
+    console.print(f"[dim]{folders} folder(s), {files} file(s)[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``tree`` to the command line."""
+    app.command("tree")(tree)

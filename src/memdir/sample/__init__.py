@@ -1,0 +1,29 @@
+"""A short sample conversation written for memdir, and the small store built from it.
+
+Used by ``memdir demo`` and ``memdir init --sample``, and by tests and docs that
+need a realistic store without a model or network.
+"""
+
+from memdir.sample._build import SESSIONS_NOTE, build_sample_store, check_locators, sample_notes
+from memdir.sample._conversation import (
+    Conversation,
+    Session,
+    Turn,
+    load_sample_conversation,
+    parse_locator,
+)
+from memdir.sample._curated import NOTES, Note
+
+__all__ = [
+    "NOTES",
+    "SESSIONS_NOTE",
+    "Conversation",
+    "Note",
+    "Session",
+    "Turn",
+    "build_sample_store",
+    "check_locators",
+    "load_sample_conversation",
+    "parse_locator",
+    "sample_notes",
+]

@@ -1,0 +1,103 @@
+"""An MCP server that offers one tool set over a store.
+
+Every tool of the set is declared with its own name, description and JSON
+schema, and with annotations that say truthfully what it does to the store.
+Each call is run by :meth:`memdir.tools.ToolSet.call`, the same path an agent's
+call takes; a mistake the model can fix comes back as a tool result with
+``isError`` set, never as a protocol error.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+
+from memdir.tools import ToolSet, ToolSpec
+
+__all__ = ["SERVER_NAME", "build_server", "tool_annotations", "tool_declarations"]
+
+SERVER_NAME = "memdir"
+
+_INSTRUCTIONS = (
+    "A memory store of markdown files under /memories. Survey it with view on /memories "
+    "(each file is listed with its description), probe with grep, and read only what you "
+    "need. Cite what you use by path, e.g. [/memories/people/alice.md:L10-15]."
+)
+
+
+def _version() -> str:
+    try:
+        return version("memdir")
+    except PackageNotFoundError:
+        return "0"
+
+
+def tool_annotations(spec: ToolSpec, *, closed_world: bool = True) -> types.ToolAnnotations:
+    """The behaviour hints of one tool, stated only where they are known to hold.
+
+    A read-only tool is also idempotent; for a tool that writes, idempotence is
+    left unstated rather than guessed.
+
+    Args:
+        spec: The tool.
+        closed_world: The tool touches only the store (not the network or host).
+    """
+    return types.ToolAnnotations(
+        read_only_hint=spec.read_only,
+        destructive_hint=None if spec.read_only else spec.destructive,
+        idempotent_hint=True if spec.read_only else None,
+        open_world_hint=False if closed_world else None,
+    )
+
+
+def tool_declarations(toolset: ToolSet) -> list[types.Tool]:
+    """The MCP declarations of every tool in ``toolset``, in the set's order."""
+    closed = toolset.name != "shell"
+    return [
+        types.Tool(
+            name=spec.name,
+            description=spec.description,
+            input_schema=spec.parameters,
+            annotations=tool_annotations(spec, closed_world=closed),
+        )
+        for spec in toolset.tools.values()
+    ]
+
+
+def build_server(toolset: ToolSet, *, name: str = SERVER_NAME) -> Server[Any]:
+    """An MCP server (the SDK's low-level ``Server``) offering ``toolset``.
+
+    Args:
+        toolset: The tools to serve; every call goes through its ``call``.
+        name: The server name clients show.
+    """
+    declarations = tool_declarations(toolset)
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=declarations)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        result = await toolset.call(params.name, params.arguments or {})
+        return types.CallToolResult(
+            content=[types.TextContent(text=result.content)], is_error=result.is_error
+        )
+
+    def input_schema(tool_name: str) -> dict[str, Any] | None:
+        spec = toolset.tools.get(tool_name)
+        return spec.parameters if spec is not None else None
+
+    return Server(
+        name,
+        version=_version(),
+        instructions=_INSTRUCTIONS,
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
