@@ -1,0 +1,168 @@
+"""``memdir health``: measure a store, read the numbers aloud, raise the alarms."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, cast
+
+import typer
+from rich.progress import Progress
+
+from memdir.metrics import (
+    HeadingDepth,
+    HealthReport,
+    HealthThresholds,
+    Measurer,
+    Trajectory,
+    draw_tree_png,
+    draw_tree_text,
+    extract_locators,
+    health_report,
+    measure_history,
+    plot_trajectory,
+    reference_locators,
+)
+from memdir.store import Store, StoreError
+from memdir.store.history import History
+
+__all__ = ["register"]
+
+EXIT_HEALTHY = 0
+EXIT_ALARMS = 1
+EXIT_USAGE = 2
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _reference(store: Store, against: str | None, locators: Path | None) -> set[str] | None:
+    if against is None and locators is None:
+        return None
+    found: set[str] = set()
+    if against is not None:
+        for text in History(store).read_state(against).values():
+            found |= extract_locators(text)
+    if locators is not None:
+        try:
+            found |= reference_locators(locators.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise _fail(f"cannot read the locator file {locators}: {exc.strerror}") from None
+    return found
+
+
+def _trajectory(store: Store, measurer: Measurer) -> Trajectory:
+    history = History(store)
+    with Progress(transient=True) as progress:
+        task = progress.add_task("measuring snapshots", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        return measure_history(history, measurer=measurer, progress=advance)
+
+
+def _print_text(report: HealthReport, trajectory: Trajectory | None) -> None:
+    shape, tax = report.metrics.shape, report.metrics.taxonomy
+    typer.echo("Panel A - shape")
+    for key, value in shape.to_dict().items():
+        if key != "dangling":
+            typer.echo(f"  {key:<16} {_num(value)}")
+    typer.echo("Panel B - taxonomy adherence")
+    for key in ("units_considered", "b1_distinguishability", "b1_min", "b1_nodes",
+                "b2_cohesion", "b3_leakage", "b4_spearman", "b4_pairs"):
+        typer.echo(f"  {key:<22} {_num(getattr(tax, key))}")
+    typer.echo("Reading")
+    for line in report.reading:
+        typer.echo(f"  {line}")
+    if tax.leaks:
+        typer.echo("Leaking units (nearest other group)")
+        for leak in tax.leaks[:10]:
+            typer.echo(f"  {leak.unit} -> {leak.nearest_group}")
+    if trajectory is not None:
+        typer.echo("Growth over the history")
+        typer.echo(trajectory.to_markdown())
+    if report.alarms:
+        typer.echo(f"Alarms ({len(report.alarms)})")
+        for alarm in report.alarms:
+            typer.echo(f"  ! {alarm}")
+    else:
+        typer.echo("No alarms.")
+
+
+def _num(value: object) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def health(
+    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    history: Annotated[bool, typer.Option(
+        "--history", help="Also measure every snapshot of the store's history.")] = False,
+    against: Annotated[str | None, typer.Option(
+        help="Check that every source locator of this history step is still present.")] = None,
+    locators: Annotated[Path | None, typer.Option(
+        help="A file whose locators ([S5T3] ... or one per line) must still be present.")] = None,
+    plots: Annotated[Path | None, typer.Option(
+        help="Write tree.png (and growth/adherence PNGs with --history) into this folder.")] = None,
+    tree: Annotated[bool, typer.Option("--tree", help="Print the tree with headings.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the B4 pair sample.")] = 0,
+    heading_depth: Annotated[str, typer.Option(
+        help="'nesting': a heading is one below its parent; 'level': depth follows #s.")
+    ] = "nesting",
+    duplicate_cosine: Annotated[float, typer.Option(help="Near-duplicate threshold.")] = 0.9,
+    description_cosine: Annotated[float, typer.Option(
+        help="Descriptions below this cosine with their body are stale.")] = 0.02,
+    max_lost: Annotated[float, typer.Option(
+        help="Largest share of reference locators that may go missing.")] = 0.0,
+) -> None:
+    """Report a store's shape (Panel A) and taxonomy adherence (Panel B), with alarms.
+
+    Alarms: dangling cross-references, near-duplicate content across files,
+    descriptions that no longer match their file, subjects given conflicting
+    undated values, and source locators lost since a reference (--against STEP or
+    --locators FILE). Exit status: 0 no alarm, 1 alarms raised, 2 bad input.
+    """
+    if heading_depth not in ("nesting", "level"):
+        raise _fail("--heading-depth must be 'nesting' or 'level'.")
+    depth = cast(HeadingDepth, heading_depth)
+    try:
+        store = Store(store_path)
+        measurer = Measurer(seed=seed, heading_depth=depth)
+        reference = _reference(store, against, locators)
+        report = health_report(
+            store,
+            reference=reference,
+            thresholds=HealthThresholds(duplicate_cosine, description_cosine, max_lost),
+            measurer=measurer,
+        )
+        trajectory = None
+        if history:
+            trajectory = _trajectory(store, Measurer(seed=seed, heading_depth=depth))
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    if plots is not None:
+        draw_tree_png(report.metrics.tree, plots / "tree.png")
+        if trajectory is not None and trajectory.rows:
+            plot_trajectory(trajectory, plots)
+    if as_json:
+        data = report.to_dict()
+        if trajectory is not None:
+            data["trajectory"] = trajectory.table()
+        typer.echo(json.dumps(data, indent=2, default=str))
+    else:
+        if tree:
+            typer.echo(draw_tree_text(report.metrics.tree))
+        _print_text(report, trajectory)
+    raise typer.Exit(EXIT_HEALTHY if report.healthy else EXIT_ALARMS)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``memdir health`` to the command line."""
+    app.command("health")(health)

@@ -1,0 +1,175 @@
+"""``memdir history STORE ...``: snapshots of a store, their log, contents and differences."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memdir.metrics import Measurer, measure_history, plot_trajectory
+from memdir.store import Store, StoreError
+from memdir.store.history import History
+
+__all__ = ["register"]
+
+EXIT_USAGE = 2
+
+history_app = typer.Typer(
+    help="Keep and inspect a store's history (git snapshots at the store root). "
+    "Usage: memdir history STORE COMMAND. Exit status: 0 success, 1 a check failed "
+    "(verify), 2 bad input.",
+    no_args_is_help=True,
+)
+
+
+def _history(ctx: typer.Context) -> History:
+    history = ctx.obj
+    assert isinstance(history, History)
+    return history
+
+
+def _guard(action: str) -> typer.Exit:
+    typer.echo(f"error: {action}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+@history_app.callback()
+def main(
+    ctx: typer.Context,
+    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+) -> None:
+    """Open the store whose history the command works on."""
+    try:
+        ctx.obj = History(Store(store_path))
+    except StoreError as exc:
+        raise _guard(str(exc)) from None
+
+
+@history_app.command("init")
+def init(ctx: typer.Context) -> None:
+    """Start a history (a git repository at the store root); harmless if one exists."""
+    _history(ctx).init()
+    typer.echo(f"history ready in {_history(ctx).root / '.git'}")
+
+
+@history_app.command("snapshot")
+def snapshot(
+    ctx: typer.Context,
+    message: Annotated[str, typer.Option("-m", "--message", help="Names the unit.")],
+) -> None:
+    """Record the store's current state as a new step (even when nothing changed)."""
+    try:
+        commit = _history(ctx).snapshot(message)
+    except StoreError as exc:
+        raise _guard(str(exc)) from None
+    typer.echo(commit)
+
+
+@history_app.command("log")
+def log(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List every step, oldest first: number, commit, time and message."""
+    try:
+        steps = _history(ctx).steps()
+    except StoreError as exc:
+        raise _guard(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps([asdict(s) for s in steps], indent=2))
+        return
+    for s in steps:
+        typer.echo(f"{s.index:>4}  {s.commit[:10]}  {s.time}  {s.message.splitlines()[0]}")
+
+
+@history_app.command("show")
+def show(
+    ctx: typer.Context,
+    step: Annotated[str, typer.Argument(help="Step number (negative counts back) or commit id.")],
+    path: Annotated[str | None, typer.Option(help="Print this file as it was at the step.")] = None,
+) -> None:
+    """Show a past state: its files and sizes, or one file's text."""
+    try:
+        state = _history(ctx).read_state(step)
+    except StoreError as exc:
+        raise _guard(str(exc)) from None
+    if path is not None:
+        wanted = path if path.startswith("/memories") else f"/memories/{path.lstrip('/')}"
+        if wanted not in state:
+            raise _guard(f"{wanted} does not exist at step {step}; run show without --path.")
+        typer.echo(state[wanted], nl=False)
+        return
+    for name, text in state.items():
+        typer.echo(f"{len(text.encode('utf-8')):>8}  {name}")
+
+
+@history_app.command("diff")
+def diff(
+    ctx: typer.Context,
+    a: Annotated[str, typer.Argument(help="The earlier step.")],
+    b: Annotated[str, typer.Argument(help="The later step.")] = "-1",
+    stat: Annotated[bool, typer.Option("--stat", help="Only list changed paths.")] = False,
+) -> None:
+    """Compare two steps: added, removed and modified files, then the text diff."""
+    try:
+        change = _history(ctx).diff(a, b)
+    except StoreError as exc:
+        raise _guard(str(exc)) from None
+    for mark, paths in (("A", change.added), ("D", change.removed), ("M", change.modified)):
+        for p in paths:
+            typer.echo(f"{mark}  {p}")
+    if not stat and change.patch:
+        typer.echo(change.patch, nl=False)
+
+
+@history_app.command("checkout")
+def checkout(
+    ctx: typer.Context,
+    step: Annotated[str, typer.Argument(help="The step to rebuild.")],
+    dest: Annotated[Path, typer.Argument(help="A new or empty folder.")],
+) -> None:
+    """Rebuild a past state in another folder; the live store is left alone."""
+    try:
+        _history(ctx).checkout_to(step, dest)
+    except StoreError as exc:
+        raise _guard(str(exc)) from None
+    typer.echo(f"step {step} rebuilt in {dest}")
+
+
+@history_app.command("verify")
+def verify(ctx: typer.Context) -> None:
+    """Rebuild every step in a scratch folder and check it against its snapshot."""
+    try:
+        report = _history(ctx).verify()
+    except StoreError as exc:
+        raise _guard(str(exc)) from None
+    for line in report.mismatches:
+        typer.echo(f"! {line}")
+    typer.echo(f"{report.checked} steps checked, {len(report.mismatches)} mismatches")
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@history_app.command("table")
+def table(
+    ctx: typer.Context,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV instead of markdown.")] = False,
+    plots: Annotated[Path | None, typer.Option(help="Write growth/adherence PNGs here.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the B4 pair sample.")] = 0,
+) -> None:
+    """Measure every step: the growth table (files, bytes, depth, B1-B4 per step)."""
+    try:
+        trajectory = measure_history(_history(ctx), measurer=Measurer(seed=seed))
+    except StoreError as exc:
+        raise _guard(str(exc)) from None
+    typer.echo(trajectory.to_csv() if as_csv else trajectory.to_markdown())
+    if plots is not None and trajectory.rows:
+        for png in plot_trajectory(trajectory, plots):
+            typer.echo(f"wrote {png}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``memdir history`` to the command line."""
+    app.add_typer(history_app, name="history")

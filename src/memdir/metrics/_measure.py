@@ -1,0 +1,129 @@
+"""Measuring one store state: Panels A and B together, with caches that outlive a call."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from memdir.metrics._files import FileSummary, summarize
+from memdir.metrics._shape import ShapeMetrics, XrefResolver, measure_shape
+from memdir.metrics._taxonomy import MIN_UNIT_CHARS, TaxonomyMetrics, measure_taxonomy
+from memdir.metrics._text import TfidfCache
+from memdir.metrics._tree import HeadingDepth, StoreTree, build_tree
+from memdir.store import Document, Store, XRef, check_xref
+
+__all__ = ["Measurer", "StoreMetrics", "measure_state", "measure_store", "read_state"]
+
+
+@dataclass(slots=True)
+class StoreMetrics:
+    """Both panels of one store state, and the tree they were computed on."""
+
+    shape: ShapeMetrics
+    taxonomy: TaxonomyMetrics
+    tree: StoreTree
+
+    def to_dict(self) -> dict[str, object]:
+        """Both panels as a plain mapping (the tree is left out)."""
+        return {"shape": self.shape.to_dict(), "taxonomy": self.taxonomy.to_dict()}
+
+
+class Measurer:
+    """Measures store states, keeping parsed files and term counts between calls.
+
+    Files are cached by a content key (a git blob id, or a digest of the text), so
+    a history of many snapshots parses each distinct file version once.
+
+    Args:
+        heading_depth: How headings add depth (see :func:`memdir.metrics.build_tree`).
+        min_chars: Units shorter than this are ignored by Panel B.
+        max_pairs: Most unit pairs B4 correlates before it samples.
+        seed: Seed for B4's sample.
+    """
+
+    def __init__(
+        self,
+        *,
+        heading_depth: HeadingDepth = "nesting",
+        min_chars: int = MIN_UNIT_CHARS,
+        max_pairs: int = 5000,
+        seed: int = 0,
+    ) -> None:
+        self.heading_depth: HeadingDepth = heading_depth
+        self.min_chars = min_chars
+        self.max_pairs = max_pairs
+        self.seed = seed
+        self.units_cache = TfidfCache()
+        self.labels_cache = TfidfCache()
+        self._summaries: dict[str, FileSummary] = {}
+
+    def summary(self, key: str, text: str) -> FileSummary:
+        """The parsed form of a file version, cached under ``key``."""
+        found = self._summaries.get(key)
+        if found is None:
+            found = summarize(text)
+            self._summaries[key] = found
+        return found
+
+    def has(self, key: str) -> bool:
+        """Whether a file version is already parsed."""
+        return key in self._summaries
+
+    def tree(self, files: Mapping[str, FileSummary]) -> StoreTree:
+        """The combined tree of parsed files."""
+        return build_tree(files, self.heading_depth)
+
+    def measure_summaries(
+        self, files: Mapping[str, FileSummary], resolver: XrefResolver | None = None
+    ) -> StoreMetrics:
+        """Measure a state given as path -> parsed file."""
+        tree = self.tree(files)
+        shape = measure_shape(tree, resolver)
+        taxonomy = measure_taxonomy(
+            tree,
+            units_cache=self.units_cache,
+            labels_cache=self.labels_cache,
+            min_chars=self.min_chars,
+            max_pairs=self.max_pairs,
+            seed=self.seed,
+        )
+        return StoreMetrics(shape, taxonomy, tree)
+
+    def measure(self, files: Mapping[str, str]) -> StoreMetrics:
+        """Measure a state given as agent-facing path -> text (non-``.md`` paths ignored)."""
+        summaries = {
+            path: self.summary(_digest(text), text)
+            for path, text in files.items()
+            if path.endswith(".md")
+        }
+        return self.measure_summaries(summaries)
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_state(store: Store) -> dict[str, str]:
+    """Every markdown file of a live store as ``{path: text}``."""
+    return {path: store.read(path) for path in store.files()}
+
+
+def measure_state(files: Mapping[str, str], *, seed: int = 0,
+                  heading_depth: HeadingDepth = "nesting") -> StoreMetrics:
+    """Measure a store state given as ``{"/memories/...md": text}``."""
+    return Measurer(seed=seed, heading_depth=heading_depth).measure(files)
+
+
+def measure_store(store: Store, *, seed: int = 0, heading_depth: HeadingDepth = "nesting",
+                  measurer: Measurer | None = None) -> StoreMetrics:
+    """Measure a live store; cross-references are checked with :func:`memdir.store.check_xref`."""
+    measurer = measurer or Measurer(seed=seed, heading_depth=heading_depth)
+    files = read_state(store)
+    summaries = {path: measurer.summary(_digest(text), text) for path, text in files.items()}
+    cache: dict[str, Document] = {}
+
+    def resolve(ref: XRef) -> str | None:
+        return check_xref(store, ref, cache)
+
+    return measurer.measure_summaries(summaries, resolve)

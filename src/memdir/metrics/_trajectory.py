@@ -1,0 +1,134 @@
+"""Metrics over every snapshot of a history: the store's growth table M_t.
+
+Each distinct file version (git blob) is read and parsed once, and each distinct
+text is tokenised once, so measuring a long history costs little more per step
+than assembling its tree and re-weighting cached term counts.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memdir.metrics._files import FileSummary
+from memdir.metrics._measure import Measurer, StoreMetrics
+from memdir.store.history import History, Step
+
+__all__ = ["COLUMNS", "Trajectory", "TrajectoryRow", "measure_history"]
+
+COLUMNS = (
+    "step", "message", "files", "folders", "sections", "bytes", "units",
+    "mean_depth", "max_depth", "mean_fanout", "size_gini", "xrefs", "dangling",
+    "b1", "b1_min", "b2", "b3", "b4",
+)
+
+
+@dataclass(slots=True)
+class TrajectoryRow:
+    """The metrics of one step of a history."""
+
+    step: Step
+    metrics: StoreMetrics
+
+    def flat(self) -> dict[str, object]:
+        """One row of the growth table (see :data:`COLUMNS`)."""
+        shape, tax = self.metrics.shape, self.metrics.taxonomy
+        return {
+            "step": self.step.index,
+            "message": self.step.message,
+            "files": shape.files,
+            "folders": shape.folders,
+            "sections": shape.sections,
+            "bytes": shape.bytes,
+            "units": shape.units,
+            "mean_depth": shape.mean_leaf_depth,
+            "max_depth": shape.max_depth,
+            "mean_fanout": shape.mean_fanout,
+            "size_gini": shape.size_gini,
+            "xrefs": shape.xrefs,
+            "dangling": len(shape.dangling),
+            "b1": tax.b1_distinguishability,
+            "b1_min": tax.b1_min,
+            "b2": tax.b2_cohesion,
+            "b3": tax.b3_leakage,
+            "b4": tax.b4_spearman,
+        }
+
+
+@dataclass(slots=True)
+class Trajectory:
+    """The growth table of a history, one row per step, oldest first."""
+
+    rows: list[TrajectoryRow]
+
+    def table(self) -> list[dict[str, object]]:
+        """The rows as plain mappings."""
+        return [row.flat() for row in self.rows]
+
+    def column(self, name: str) -> list[float | None]:
+        """One column of the table as numbers (None where undefined)."""
+        if name not in COLUMNS or name == "message":
+            raise KeyError(f"unknown numeric column {name!r}; choose one of {COLUMNS}")
+        values: list[float | None] = []
+        for row in self.table():
+            value = row[name]
+            values.append(None if value is None else float(value))  # type: ignore[arg-type]
+        return values
+
+    def to_csv(self) -> str:
+        """The table as CSV text."""
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.table())
+        return out.getvalue()
+
+    def to_markdown(self) -> str:
+        """The table as a markdown table, numbers rounded for reading."""
+        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
+        for row in self.table():
+            lines.append("| " + " | ".join(_cell(row[c]) for c in COLUMNS) + " |")
+        return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def measure_history(
+    history: History,
+    *,
+    measurer: Measurer | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Trajectory:
+    """Measure every step of a history.
+
+    Args:
+        history: The store's history.
+        measurer: Settings and caches to use (a fresh default one if omitted).
+        progress: Called as ``progress(done, total)`` after each step.
+    """
+    measurer = measurer or Measurer()
+    steps = history.steps()
+    trees = [
+        {path: blob for path, blob in history.blobs(s.index).items() if path.endswith(".md")}
+        for s in steps
+    ]
+    missing = {blob for tree in trees for blob in tree.values() if not measurer.has(blob)}
+    for blob, data in history.read_blobs(missing).items():
+        measurer.summary(blob, data.decode("utf-8", errors="replace"))
+    rows: list[TrajectoryRow] = []
+    for number, (step, tree) in enumerate(zip(steps, trees, strict=True), start=1):
+        files: dict[str, FileSummary] = {
+            path: measurer.summary(blob, "") for path, blob in tree.items()
+        }
+        rows.append(TrajectoryRow(step, measurer.measure_summaries(files)))
+        if progress is not None:
+            progress(number, len(steps))
+    return Trajectory(rows)
