@@ -1,0 +1,134 @@
+"""Builders that need no model: the verbatim dump, the chunk store, and closed-book.
+
+Both stores are flat, deterministic renderings of the conversation through the
+chunking module, so the same turn reads the same way in every variant.
+"""
+
+from __future__ import annotations
+
+import time
+
+from memdir.bench import (
+    DEFAULT_CHUNK_TOKENS,
+    Conversation,
+    Session,
+    chunk_conversation,
+    format_date,
+    render_session,
+)
+from memdir.bench.chunking import Chunk
+from memdir.builders._record import BuildRecord
+from memdir.store import Frontmatter, Store, render_file
+
+__all__ = [
+    "CHUNK_FOLDER",
+    "build_chunk_store",
+    "build_closed_book",
+    "build_verbatim",
+    "session_file",
+]
+
+CHUNK_FOLDER = "/memories/chunks"
+
+
+def _width(count: int) -> int:
+    return max(2, len(str(count)))
+
+
+def session_file(session: Session, count: int) -> str:
+    """The store path of a session in the verbatim dump, e.g. ``/memories/session-03.md``."""
+    return f"/memories/session-{session.index:0{_width(count)}d}.md"
+
+
+def _session_description(session: Session) -> str:
+    parts = [f"Session {session.index}"]
+    if session.date is not None:
+        parts.append(format_date(session.date))
+    speakers = [s for s in session.speakers if s != "System"]
+    if speakers:
+        parts.append(_and_list(speakers))
+    return "; ".join(parts)
+
+
+def _and_list(names: list[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``."""
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def build_verbatim(conversation: Conversation, store: Store) -> BuildRecord:
+    """Write one file per session, turns verbatim with their locators.
+
+    The description gives only the session's number, date and speakers.
+
+    Raises:
+        memdir.store.FileExistsInStoreError: A session file already exists (use an empty store).
+    """
+    start = time.perf_counter()
+    files: list[str] = []
+    size = 0
+    count = max((s.index for s in conversation.sessions), default=0)
+    for session in conversation.sessions:
+        if not session.turns:
+            continue
+        path = session_file(session, count)
+        name = path.rsplit("/", 1)[1].removesuffix(".md")
+        text = render_file(
+            Frontmatter(name=name, description=_session_description(session)),
+            render_session(session),
+        )
+        store.create(path, text)
+        files.append(path)
+        size += len(text.encode("utf-8"))
+    return BuildRecord(
+        variant="verbatim", conversation_id=conversation.id, benchmark=conversation.benchmark,
+        files=files, bytes=size, wall_seconds=time.perf_counter() - start,
+    )
+
+
+def _chunk_description(chunk: Chunk) -> str:
+    parts = [chunk.title]
+    if chunk.date is not None:
+        parts.append(format_date(chunk.date))
+    parts.append(f"turns {chunk.span}")
+    return "; ".join(parts)
+
+
+def build_chunk_store(
+    conversation: Conversation, store: Store, budget: int = DEFAULT_CHUNK_TOKENS
+) -> BuildRecord:
+    """Write one file per chunk under ``/memories/chunks/`` (``chunk-0001.md``, ...).
+
+    This is the store the chunk-retrieval variant's BM25 tool reads.
+
+    Args:
+        conversation: The conversation to store.
+        store: An empty store.
+        budget: The chunking rule's token budget.
+    """
+    start = time.perf_counter()
+    files: list[str] = []
+    size = 0
+    chunks = chunk_conversation(conversation, budget)
+    width = max(4, len(str(len(chunks))))
+    for chunk in chunks:
+        name = f"chunk-{chunk.index:0{width}d}"
+        path = f"{CHUNK_FOLDER}/{name}.md"
+        header = Frontmatter(name=name, description=_chunk_description(chunk))
+        text = render_file(header, chunk.text)
+        store.create(path, text)
+        files.append(path)
+        size += len(text.encode("utf-8"))
+    return BuildRecord(
+        variant="chunk-retrieval", conversation_id=conversation.id,
+        benchmark=conversation.benchmark, files=files, bytes=size,
+        wall_seconds=time.perf_counter() - start, chunk_tokens=budget,
+    )
+
+
+def build_closed_book(conversation: Conversation) -> BuildRecord:
+    """Closed-book keeps no store; its record says so, for uniform bookkeeping."""
+    return BuildRecord(
+        variant="closed-book", conversation_id=conversation.id, benchmark=conversation.benchmark
+    )
