@@ -104,9 +104,11 @@ def _file_hits(rx: re.Pattern[str], text: str, safe: bool) -> Iterator[tuple[int
         number += text.count("\n", counted, start)
         counted = start
         line = text[start:end]
-        own = match if match.end() <= end else rx.search(line)
+        # Confirm on the line alone: the whole-text hit may span a line break, and
+        # a few zero-width tests (\B on an empty line) differ at the boundaries.
+        own = rx.search(line)
         if own is not None:
-            yield number, line, own.start() - (start if own is match else 0)
+            yield number, line, own.start()
         pos = end + 1
 
 

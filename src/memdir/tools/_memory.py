@@ -15,6 +15,7 @@ from memdir.store import (
     NotFoundError,
     Store,
     parse_file,
+    slugify,
 )
 from memdir.tools._grep import grep_tool
 from memdir.tools._outline import section_read_tool, toc_tool
@@ -25,6 +26,8 @@ __all__ = ["MemoryCommands", "folder_set", "read_set", "read_specs", "write_set"
 
 _HEADER_EXAMPLE = "---\nname: {stem}\ndescription: <one line saying what the file holds>\n---\n"
 _NAME_LINE = re.compile(r"^name:[ \t]*.*$", re.MULTILINE)
+_NUMBERED = re.compile(r"^ *\d+\t")
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 def _stem(path: str) -> str:
@@ -157,9 +160,15 @@ class MemoryCommands:
         def change(text: str) -> str:
             starts = _occurrences(text, old_str)
             if not starts:
+                hint = (
+                    " Leave out the line numbers and tab that view puts before each line."
+                    if _NUMBERED.match(old_str)
+                    else ""
+                )
                 raise ToolError(
                     f"old_str was not found in {virtual}. It must match the file exactly, "
                     "including whitespace and line breaks; view the file and copy the text."
+                    + hint
                 )
             if len(starts) > 1:
                 numbers = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts)
@@ -246,6 +255,12 @@ class MemoryCommands:
         """
         src = self.store.resolve(old_path)
         dst = self.store.resolve(new_path)
+        stem = _stem(dst.virtual)
+        if dst.virtual.endswith(".md") and not _SLUG.match(stem):
+            raise ToolError(
+                f"{stem!r} cannot be a memory file name: use lowercase letters, digits and "
+                f"single hyphens, e.g. {slugify(stem)}.md."
+            )
         with self.store.locked():
             self.store.rename(src.virtual, dst.virtual)
             renamed = _stem(src.virtual) != _stem(dst.virtual) and dst.virtual.endswith(".md")
