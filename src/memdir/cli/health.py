@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
-from rich.progress import Progress
 
-from memdir.metrics import (
-    HeadingDepth,
-    HealthReport,
-    HealthThresholds,
-    Measurer,
-    Trajectory,
-    draw_tree_png,
-    draw_tree_text,
-    extract_locators,
-    health_report,
-    measure_history,
-    plot_trajectory,
-    reference_locators,
-)
 from memdir.store import Store, StoreError
 from memdir.store.history import History
+
+if TYPE_CHECKING:  # the metrics pull in numpy and scipy: loaded only when this command runs
+    from memdir.metrics import HealthReport, Measurer, Trajectory
 
 __all__ = ["register"]
 
@@ -39,6 +27,8 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _reference(store: Store, against: str | None, locators: Path | None) -> set[str] | None:
+    from memdir.metrics import extract_locators, reference_locators
+
     if against is None and locators is None:
         return None
     found: set[str] = set()
@@ -54,6 +44,10 @@ def _reference(store: Store, against: str | None, locators: Path | None) -> set[
 
 
 def _trajectory(store: Store, measurer: Measurer) -> Trajectory:
+    from rich.progress import Progress
+
+    from memdir.metrics import measure_history
+
     history = History(store)
     with Progress(transient=True) as progress:
         task = progress.add_task("measuring snapshots", total=None)
@@ -129,6 +123,16 @@ def health(
     undated values, and source locators lost since a reference (--against STEP or
     --locators FILE). Exit status: 0 no alarm, 1 alarms raised, 2 bad input.
     """
+    from memdir.metrics import (
+        HeadingDepth,
+        HealthThresholds,
+        Measurer,
+        draw_tree_png,
+        draw_tree_text,
+        health_report,
+        plot_trajectory,
+    )
+
     if heading_depth not in ("nesting", "level"):
         raise _fail("--heading-depth must be 'nesting' or 'level'.")
     depth = cast(HeadingDepth, heading_depth)

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from memdir.metrics import Measurer, measure_history, plot_trajectory
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -160,6 +159,8 @@ def table(
     seed: Annotated[int, typer.Option(help="Seed of the B4 pair sample.")] = 0,
 ) -> None:
     """Measure every step: the growth table (files, bytes, depth, B1-B4 per step)."""
+    from memdir.metrics import Measurer, measure_history, plot_trajectory
+
     try:
         trajectory = measure_history(_history(ctx), measurer=Measurer(seed=seed))
     except StoreError as exc:

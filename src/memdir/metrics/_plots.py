@@ -6,15 +6,10 @@ Images are PNG files drawn with matplotlib's Agg backend (no display needed).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-
-from memdir.metrics._trajectory import Trajectory  # noqa: E402
-from memdir.metrics._tree import Node, StoreTree  # noqa: E402
+from memdir.metrics._trajectory import Trajectory
+from memdir.metrics._tree import Node, StoreTree
 
 __all__ = ["draw_tree_png", "draw_tree_text", "plot_trajectory"]
 
@@ -35,8 +30,19 @@ _ADHERENCE = (
 _COLOURS = {"root": "#444444", "folder": "#1f77b4", "file": "#2ca02c", "heading": "#ff7f0e"}
 
 
+def _pyplot() -> Any:
+    """Load pyplot on the Agg backend, imported on first use (it is slow to load)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _panel_figure(traj: Trajectory, panels: tuple[tuple[str, str], ...], columns: int,
                   title: str, path: Path) -> Path:
+    plt = _pyplot()
     steps = [float(s) for s in traj.column("step") if s is not None]
     rows = (len(panels) + columns - 1) // columns
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.8 * rows), squeeze=False)
@@ -131,6 +137,7 @@ def draw_tree_png(tree: StoreTree, path: str | Path, *, max_labels: int = 300) -
     Nodes are coloured by kind (folder, file, heading); labels are written when the
     tree has at most ``max_labels`` nodes, otherwise only files are named.
     """
+    plt = _pyplot()
     xs = _layout(tree)
     leaves = max(1, len(tree.leaves()))
     depth = max(n.depth for n in tree.nodes)

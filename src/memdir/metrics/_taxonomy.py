@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from scipy import sparse
-from scipy.stats import spearmanr
 
 from memdir.metrics._text import TfidfCache, cosine_rows
 from memdir.metrics._tree import StoreTree, Unit
@@ -204,6 +203,8 @@ def _b4(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, max_pairs
     content_distance = np.round(1.0 - cosine_rows(matrix, left, right), 12)
     if np.ptp(tree_distance) == 0 or np.ptp(content_distance) == 0:
         return None, len(left)
+    from scipy.stats import spearmanr  # slow import, deferred
+
     rho = spearmanr(tree_distance, content_distance).statistic
     return float(rho), len(left)
 

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import CountVectorizer
 
 __all__ = ["TfidfCache", "cosine_rows"]
 
@@ -29,6 +28,8 @@ class TfidfCache:
     """
 
     def __init__(self, stop_words: str | None = None) -> None:
+        from sklearn.feature_extraction.text import CountVectorizer  # slow import, deferred
+
         self._analyze = CountVectorizer(stop_words=stop_words).build_analyzer()
         self._vocab: dict[str, int] = {}
         self._rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}
