@@ -1,0 +1,152 @@
+"""Round trips with the SDK's client against ``memdir serve`` in a real subprocess."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
+
+from memdir.cli import app
+from memdir.sample import build_sample_store
+
+TIMEOUT = 120
+NEW_FILE = "---\nname: zoe\ndescription: Zoe, a new friend\n---\n# Zoe\n"
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    build_sample_store(tmp_path / "s")
+    return tmp_path / "s"
+
+
+def _stdio(store_dir: Path, *flags: str) -> Client:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memdir", "serve", str(store_dir), *flags]
+    )
+    return Client(params, read_timeout_seconds=TIMEOUT)
+
+
+def _text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def test_stdio_read_set(store_dir: Path) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with _stdio(store_dir) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {"view", "grep", "toc", "section_read"}
+            for tool in tools.values():
+                assert tool.annotations is not None
+                assert tool.annotations.read_only_hint is True
+                assert tool.input_schema["type"] == "object"
+            assert tools["grep"].input_schema["required"] == ["pattern"]
+
+            view = await client.call_tool("view", {"path": "/memories/people/theo.md"})
+            assert not view.is_error
+            assert "\tname: theo" in _text(view)
+            grep = await client.call_tool("grep", {"pattern": "Biscuit"})
+            assert "/memories/people/maya.md:" in _text(grep)
+
+            missing = await client.call_tool("view", {"path": "/memories/nobody.md"})
+            assert missing.is_error
+            assert "does not exist" in _text(missing)
+            write = await client.call_tool("create", {"path": "/memories/z.md", "file_text": "x"})
+            assert write.is_error
+            assert "no tool named 'create'" in _text(write)
+    assert not (store_dir / "z.md").exists()
+
+
+async def test_stdio_write_set(store_dir: Path) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with _stdio(store_dir, "--write") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["delete"].annotations.destructive_hint is True  # type: ignore[union-attr]
+            assert tools["create"].annotations.read_only_hint is False  # type: ignore[union-attr]
+            args = {"path": "/memories/people/zoe.md", "file_text": NEW_FILE}
+            created = await client.call_tool("create", args)
+            assert not created.is_error, _text(created)
+            again = await client.call_tool("create", args)
+            assert again.is_error
+    assert (store_dir / "people" / "zoe.md").read_text() == NEW_FILE
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited early: {proc.communicate()[1]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError("server did not start listening in time")
+
+
+@pytest.fixture
+def http_server(store_dir: Path) -> Iterator[tuple[str, str]]:
+    port, token = _free_port(), "test-token-123"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "serve", str(store_dir), "--transport", "http",
+         "--port", str(port), "--token", token],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        _wait_for_port(proc, port)
+        yield f"http://127.0.0.1:{port}/mcp", token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+async def test_http_requires_the_token(http_server: tuple[str, str]) -> None:
+    url, token = http_server
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    with anyio.fail_after(TIMEOUT):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            bare = await http.post(url, json=request)
+            assert bare.status_code == 401
+            assert bare.headers["www-authenticate"].startswith("Bearer")
+            wrong = await http.post(url, json=request, headers={"Authorization": "Bearer no"})
+            assert wrong.status_code == 401
+
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, read_timeout_seconds=TIMEOUT) as client:
+                names = [t.name for t in (await client.list_tools()).tools]
+                assert names == ["view", "grep", "toc", "section_read"]
+                toc = await client.call_tool("toc", {"path": "/memories/people/maya.md"})
+                assert not toc.is_error
+                assert "## Home" in _text(toc)
+
+
+def test_http_refuses_a_public_address(store_dir: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["serve", str(store_dir), "--transport", "http", "--host", "0.0.0.0"]
+    )
+    assert result.exit_code == 2
+    assert "--allow-remote" in result.stderr
