@@ -34,7 +34,8 @@ def test_output_is_exactly_what_the_toolset_returns(runner: CliRunner, sample_di
 def test_a_tool_error_is_printed_as_the_model_sees_it_and_exits_two(
     runner: CliRunner, sample_dir: Path
 ) -> None:
-    result = runner.invoke(app, ["tool", str(sample_dir), _call("view", {"path": "/memories/x.md"})])
+    missing = _call("view", {"path": "/memories/x.md"})
+    result = runner.invoke(app, ["tool", str(sample_dir), missing])
     assert result.exit_code == 2
     assert result.stdout.startswith("Error: /memories/x.md does not exist")
     bad_args = runner.invoke(app, ["tool", str(sample_dir), _call("view", {"file": "/memories"})])
