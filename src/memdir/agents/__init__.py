@@ -1,0 +1,80 @@
+"""Agents on any model, through inspect_ai's model layer.
+
+The roles and their prompts, one tool loop, usage and cost records, compute
+bounds, the offline search policy, and ``ingest`` / ``ask``.
+
+Importing this package registers the ``memdir/grep-reader`` inspect_ai model.
+"""
+
+from memdir.agents import _providers  # noqa: F401  (registers memdir/grep-reader)
+from memdir.agents._ask import SEARCH_VARIANTS, Answer, SearchVariant, ask
+from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
+from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
+from memdir.agents._conversation import (
+    Chunk,
+    Conversation,
+    Session,
+    Turn,
+    chunk_conversation,
+    load_conversation,
+)
+from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
+from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
+from memdir.agents._models import OFFLINE_MODEL, resolve_model
+from memdir.agents._offline import BASELINE_LABEL
+from memdir.agents._prices import ModelPrice, PriceTable
+from memdir.agents._prompts import Prompt, load_prompt, prompt_blocks, prompt_names
+from memdir.agents._records import SCHEMA_VERSION, CallRecord, EpisodeRecord, ToolCallRecord
+from memdir.agents._roles import ROLE_NAMES, RoleConfig, role_config
+from memdir.agents._snapshot import StoreSnapshot, restore, snapshot
+from memdir.agents._usage import Usage, usage_from_inspect
+
+__all__ = [
+    "BASELINE_LABEL",
+    "FINAL_REQUEST",
+    "OFFLINE_MODEL",
+    "ROLE_NAMES",
+    "SCHEMA_VERSION",
+    "SEARCH_VARIANTS",
+    "AgentError",
+    "AgentRun",
+    "Answer",
+    "CallRecord",
+    "Chunk",
+    "ChunkOutcome",
+    "Citation",
+    "ComputeBounds",
+    "Conversation",
+    "EpisodeRecord",
+    "IngestError",
+    "IngestResult",
+    "ModelPrice",
+    "PriceTable",
+    "Prompt",
+    "RoleConfig",
+    "SearchVariant",
+    "Session",
+    "StoreSnapshot",
+    "ToolCallRecord",
+    "Turn",
+    "Usage",
+    "ask",
+    "cell_bounds",
+    "chunk_conversation",
+    "episode_bounds",
+    "find_citations",
+    "ingest",
+    "load_conversation",
+    "load_prompt",
+    "prompt_blocks",
+    "prompt_names",
+    "render_cited",
+    "resolve_citations",
+    "resolve_model",
+    "restore",
+    "role_config",
+    "run_agent",
+    "snapshot",
+    "tool_infos",
+    "usage_from_inspect",
+]

@@ -1,0 +1,140 @@
+"""``ingest``: the management agent folds a conversation into a store, chunk by chunk.
+
+Each chunk is all-or-nothing: the store's files are snapshotted before the
+chunk begins, and if the chunk fails (a model error that survived inspect_ai's
+retries, a cancellation) the store is restored byte for byte and the error is
+raised with the chunks that did complete. ``skip_chunks`` resumes a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inspect_ai.model import Model
+
+from memdir.agents._conversation import (
+    Chunk,
+    Conversation,
+    Locator,
+    chunk_conversation,
+    load_conversation,
+)
+from memdir.agents._loop import run_agent
+from memdir.agents._prices import PriceTable
+from memdir.agents._prompts import load_prompt
+from memdir.agents._records import EpisodeRecord
+from memdir.agents._roles import RoleConfig, role_config
+from memdir.agents._snapshot import restore, snapshot
+from memdir.agents._usage import Usage
+from memdir.store import Store
+from memdir.tools import make_toolset
+
+__all__ = ["ChunkOutcome", "IngestError", "IngestResult", "ingest"]
+
+
+@dataclass(frozen=True)
+class ChunkOutcome:
+    """One integrated chunk: its label, the agent's summary and its record."""
+
+    index: int
+    label: str
+    summary: str
+    record: EpisodeRecord
+    cost: float | None
+
+
+@dataclass
+class IngestResult:
+    """Every chunk integrated so far."""
+
+    chunks: list[ChunkOutcome] = field(default_factory=list)
+    total_chunks: int = 0
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens over every chunk."""
+        return sum((c.record.usage for c in self.chunks), Usage())
+
+    @property
+    def cost(self) -> float | None:
+        """Dollars over every chunk; None if any chunk's price is unknown."""
+        costs = [c.cost for c in self.chunks]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+class IngestError(RuntimeError):
+    """A chunk failed; the store is as it was before that chunk began."""
+
+    def __init__(self, message: str, result: IngestResult, chunk: Chunk) -> None:
+        super().__init__(message)
+        self.result = result
+        self.chunk = chunk
+
+
+async def ingest(
+    source: str | Path | Conversation,
+    store: Store,
+    model: Model | str,
+    *,
+    role: RoleConfig | None = None,
+    chunk_tokens: int = 8000,
+    locator: Locator = "session",
+    skip_chunks: int = 0,
+    prices: PriceTable | None = None,
+    on_chunk: Callable[[ChunkOutcome], None] | None = None,
+) -> IngestResult:
+    """Run the management agent over a conversation, one chunk at a time.
+
+    Args:
+        source: A conversation file (JSON sessions format or plain text) or a
+            :class:`Conversation`.
+        store: The store to write into.
+        model: The management model (``provider/model`` or an inspect_ai model).
+        role: Budget and settings; the management defaults if None (the prompt
+            follows ``locator`` unless the role names another).
+        chunk_tokens: Largest chunk, in tokens; longer sessions are split at turns.
+        locator: ``session`` (``[S1T2]``) or ``block`` (``[B1M2]``) source locators.
+        skip_chunks: Chunks already integrated by an earlier run (resume).
+        prices: Price table for the chunk costs (the shipped one if None).
+        on_chunk: Called after each chunk completes.
+
+    Raises:
+        IngestError: A chunk failed; the store was restored to its state before it.
+        ValueError: The source cannot be read.
+    """
+    conversation = source if isinstance(source, Conversation) else load_conversation(source)
+    if role is None:
+        prompt = "management-conversation" if locator == "session" else "management-blocks"
+        role = role_config("management", prompt=prompt)
+    system = load_prompt(role.prompt)
+    prices = prices or PriceTable.load()
+    chunks = chunk_conversation(conversation, chunk_tokens, locator)
+    result = IngestResult(total_chunks=len(chunks))
+    for chunk in chunks[skip_chunks:]:
+        user = load_prompt("turn-chunk", label=chunk.label, chunk=chunk.text).text
+        tools = make_toolset(role.toolset, store) if role.toolset else None
+        before = snapshot(store)
+        try:
+            run = await run_agent(model, role, system, user, tools)
+        except BaseException as exc:
+            restore(store, before)
+            if not isinstance(exc, Exception):
+                raise
+            raise IngestError(
+                f"chunk {chunk.index} of {len(chunks)} ({chunk.label}) failed: {exc}. "
+                f"The store was restored to its state before this chunk; "
+                f"{len(result.chunks)} chunk(s) of this run completed. Rerun with "
+                f"skip_chunks={chunk.index - 1} (--skip {chunk.index - 1}) to resume.",
+                result,
+                chunk,
+            ) from exc
+        outcome = ChunkOutcome(
+            chunk.index, chunk.label, run.text, run.record,
+            prices.cost(run.record.model, run.record.usage),
+        )
+        result.chunks.append(outcome)
+        if on_chunk is not None:
+            on_chunk(outcome)
+    return result

@@ -1,0 +1,291 @@
+"""The grep-reader: a deterministic search policy that needs no LLM.
+
+It plays the search agent through the same tools and the same loop as a model
+would: survey (``view /memories``), grep the question's distinctive terms, read
+around the best hits with ``view`` ranges, and answer with the best-supported
+lines, each cited as ``[/memories/file.md:L10-12]``. Its state is rebuilt from
+the message history on every call, so it is a pure function of the
+conversation. It is a zero-cost baseline, and says so in every answer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
+
+__all__ = ["BASELINE_LABEL", "Decision", "decide", "question_terms"]
+
+BASELINE_LABEL: Final = "[offline grep-reader baseline, no LLM]"
+
+_STOP = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just let like me more most my myself no nor not of off on once only or other our
+    ours out over own same she should so some such than that the their theirs them then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours ever also kind sort type thing things
+    get got go going went much many way time times one ones did does would could might
+    likely something anything someone anyone else recently new old""".split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]|\d+")
+_GREP_LINE = re.compile(r"^(/memories/\S+?\.md):(\d+): ?(.*)$")
+_VIEW_LINE = re.compile(r"^\s*(\d+)\t(.*)$")
+_LISTING = re.compile(r"^\s*(\S+\.md) \([^)]*\) - (.*)$")
+_OPTION = re.compile(r"\(([a-h])\)\s*([^()]+?)(?=\s*\([a-h]\)|$)", re.DOTALL)
+_MAX_TERMS = 6
+_MAX_READS = 3
+
+
+@dataclass
+class Decision:
+    """What the policy does next: tool calls, or a final answer."""
+
+    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    """(call id, tool name, arguments)."""
+    answer: str | None = None
+
+
+def _stem(word: str) -> str:
+    lower = word.lower()
+    for suffix in ("ing", "ed", "es", "s"):
+        if lower.endswith(suffix) and len(lower) - len(suffix) >= 4:
+            return lower[: -len(suffix)]
+    return lower
+
+
+def question_terms(question: str) -> list[str]:
+    """The question's distinctive terms, most distinctive first (stemmed, lowercase)."""
+    body = _OPTION.split(question)[0] if _OPTION.search(question) else question
+    seen: dict[str, float] = {}
+    for index, word in enumerate(_WORD.findall(body)):
+        lower = word.lower().strip("'-")
+        if lower in _STOP or len(lower) < 3:
+            continue
+        term = _stem(lower)
+        # Longer words and names are more distinctive; earlier words break ties.
+        weight = len(term) + (3 if word[0].isupper() and index > 0 else 0) - index * 0.01
+        seen[term] = max(seen.get(term, 0.0), weight)
+    return sorted(seen, key=lambda t: -seen[t])[:_MAX_TERMS]
+
+
+def _question(messages: Sequence[ChatMessage]) -> str:
+    for message in messages:
+        if isinstance(message, ChatMessageUser):
+            text = message.text
+            marker = text.find("Question:")
+            return text[marker + len("Question:"):].strip() if marker >= 0 else text.strip()
+    return ""
+
+
+def _results(messages: Sequence[ChatMessage]) -> dict[str, str]:
+    """Tool results by call id."""
+    return {
+        m.tool_call_id: m.text
+        for m in messages
+        if isinstance(m, ChatMessageTool) and m.tool_call_id and m.error is None
+    }
+
+
+def _calls(messages: Sequence[ChatMessage]) -> list[str]:
+    return [
+        call.id
+        for m in messages
+        if isinstance(m, ChatMessageAssistant)
+        for call in (m.tool_calls or [])
+    ]
+
+
+@dataclass
+class _Hit:
+    path: str
+    line: int
+    text: str
+    score: float = 0.0
+    terms: set[str] = field(default_factory=set)
+
+
+def _score_hits(results: dict[str, str], terms: list[str]) -> list[_Hit]:
+    hits: dict[tuple[str, int], _Hit] = {}
+    for index, term in enumerate(terms):
+        text = results.get(f"grep-{index}")
+        if not text:
+            continue
+        rows = [m for m in map(_GREP_LINE.match, text.splitlines()) if m]
+        total = _total(text, len(rows))
+        weight = 1.0 / math.log2(2 + total)
+        for row in rows:
+            key = (row.group(1), int(row.group(2)))
+            hit = hits.setdefault(key, _Hit(key[0], key[1], row.group(3)))
+            hit.score += weight
+            hit.terms.add(term)
+    ranked = sorted(hits.values(), key=lambda h: (-h.score, h.path, h.line))
+    return ranked
+
+
+def _total(text: str, shown: int) -> int:
+    head = re.match(r"^(\d+) matching line", text)
+    return int(head.group(1)) if head else shown
+
+
+def _descriptions(results: dict[str, str]) -> dict[str, str]:
+    """File name -> description, from the survey listing (top-level names only)."""
+    listing = results.get("survey", "")
+    found: dict[str, str] = {}
+    for line in listing.splitlines():
+        match = _LISTING.match(line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def _read_lines(results: dict[str, str], ids: list[str]) -> dict[tuple[str, int], str]:
+    lines: dict[tuple[str, int], str] = {}
+    for call_id in ids:
+        if not call_id.startswith("read-"):
+            continue
+        path = call_id.split("|", 1)[1]
+        for row in results.get(call_id, "").splitlines():
+            match = _VIEW_LINE.match(row)
+            if match:
+                lines[(path, int(match.group(1)))] = match.group(2)
+    return lines
+
+
+def _choose_option(question: str, evidence: str) -> str | None:
+    options = _OPTION.findall(question)
+    if not options:
+        return None
+    have = {_stem(w) for w in _WORD.findall(evidence.lower())}
+
+    def overlap(option: tuple[str, str]) -> float:
+        words = [_stem(w) for w in _WORD.findall(option[1].lower()) if w.lower() not in _STOP]
+        return sum(w in have for w in words) / max(len(words), 1)
+
+    best = max(options, key=overlap)
+    return f"({best[0]})"
+
+
+def _best_sentence(text: str, terms: list[str]) -> str:
+    """The sentence of a turn that shares the most terms with the question."""
+    body = re.sub(r"^\[[SB]\d+[TM]\d+\]\s*", "", text.strip())
+    body = re.sub(r"^[A-Z][\w .'-]{0,40}?:\s+", "", body)
+    sentences = [p for p in re.split(r"(?<=[.!?])\s+", body) if p.strip()]
+    if not sentences:
+        return body
+
+    def shared(sentence: str) -> int:
+        lower = sentence.lower()
+        return sum(1 for t in terms if re.search(rf"\b{re.escape(t)}", lower))
+
+    return max(sentences, key=lambda s: (shared(s), len(s)))
+
+
+_DATE = re.compile(r"\d{1,2} [A-Z][a-z]+,? \d{4}|\d{4}-\d{2}-\d{2}|[A-Z][a-z]+ \d{1,2},? \d{4}")
+
+
+def _compose(question: str, hits: list[_Hit], lines: dict[tuple[str, int], str],
+             descriptions: dict[str, str], terms: list[str]) -> str:
+    if not hits:
+        return (
+            f"{BASELINE_LABEL} Not found in memory: no line of the store matches the "
+            "question's terms, even after widening the search."
+        )
+    hit = hits[0]
+    text = lines.get((hit.path, hit.line), hit.text)
+    last = hit.line
+    follow = lines.get((hit.path, hit.line + 1))
+    if text.rstrip().endswith("?") and follow is not None:
+        # A question's answer is usually the next turn.
+        text, last = follow, hit.line + 1
+    answer = _best_sentence(text, terms)
+    if question.lower().startswith("when"):
+        date = _DATE.search(descriptions.get(hit.path.rsplit("/", 1)[-1], ""))
+        if date:
+            answer = f"{answer} (said on {date.group(0)})"
+    cite = f"L{hit.line}" if last == hit.line else f"L{hit.line}-{last}"
+    answer = f"{answer} [{hit.path}:{cite}]"
+    option = _choose_option(question, answer)
+    if option is not None:
+        answer = f"{option} - {answer}"
+    return f"{BASELINE_LABEL} {answer}"
+
+
+def _chunk_hits(
+    text: str, terms: list[str]
+) -> tuple[list[_Hit], dict[tuple[str, int], str]]:
+    """Hits and numbered lines from a ``bm25_chunk_retrieve`` result (chunks shown whole)."""
+    lines: dict[tuple[str, int], str] = {}
+    path = ""
+    number = 0
+    for row in text.splitlines():
+        header = re.match(r"^=== (/memories/\S+\.md) ===$", row)
+        if header:
+            path, number = header.group(1), 0
+            continue
+        if path:
+            number += 1
+            lines[(path, number)] = row
+    patterns = {t: re.compile(rf"\b{re.escape(t)}", re.IGNORECASE) for t in terms}
+    counts = {t: sum(1 for v in lines.values() if p.search(v)) for t, p in patterns.items()}
+    hits = []
+    for (where, line), row in lines.items():
+        matched = {t for t, p in patterns.items() if p.search(row)}
+        if matched:
+            score = sum(1.0 / math.log2(2 + counts[t]) for t in matched)
+            hits.append(_Hit(where, line, row, score, matched))
+    hits.sort(key=lambda h: (-h.score, h.path, h.line))
+    return hits, lines
+
+
+def decide(messages: Sequence[ChatMessage], tool_names: Sequence[str], final: bool) -> Decision:
+    """The policy's next step, given the history and the tools on offer.
+
+    Args:
+        messages: The conversation so far (system, user, assistant and tool turns).
+        tool_names: Names of the tools the loop offers.
+        final: Tools are withheld; an answer is required now.
+    """
+    question = _question(messages)
+    terms = question_terms(question)
+    results = _results(messages)
+    ids = _calls(messages)
+    can_read = {"view", "grep"} <= set(tool_names)
+    if "bm25_chunk_retrieve" in tool_names or "chunks" in results:
+        if not final and "chunks" not in ids:
+            query = " ".join(w for w in _WORD.findall(question) if w.lower() not in _STOP)
+            return Decision(calls=[("chunks", "bm25_chunk_retrieve", {"query": query})])
+        found, shown = _chunk_hits(results.get("chunks", ""), terms)
+        return Decision(answer=_compose(question, found, shown, {}, terms))
+    if not final and can_read:
+        if "survey" not in ids:
+            return Decision(calls=[("survey", "view", {"path": "/memories"})])
+        if not any(i.startswith("grep-") for i in ids):
+            return Decision(calls=[
+                (f"grep-{i}", "grep",
+                 {"pattern": rf"\b{re.escape(t)}", "ignore_case": True, "max_results": 300})
+                for i, t in enumerate(terms)
+            ])
+        hits = _score_hits(results, terms)
+        if hits and not any(i.startswith("read-") for i in ids):
+            return Decision(calls=_reads(hits))
+    hits = _score_hits(results, terms)
+    return Decision(answer=_compose(question, hits, _read_lines(results, ids),
+                                    _descriptions(results), terms))
+
+
+def _reads(hits: list[_Hit]) -> list[tuple[str, str, dict[str, Any]]]:
+    calls = []
+    for number, hit in enumerate(hits[:_MAX_READS]):
+        start = max(1, hit.line - 1)
+        calls.append((
+            f"read-{number}|{hit.path}",
+            "view",
+            {"path": hit.path, "view_range": [start, hit.line + 2]},
+        ))
+    return calls

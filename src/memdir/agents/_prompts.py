@@ -1,0 +1,96 @@
+"""Prompts as package data, assembled from shared blocks.
+
+Each prompt is a file ``prompts/<name>.md``. A line ``{{> block}}`` includes
+``prompts/blocks/<block>.md``; ``{{field}}`` is filled from keyword arguments.
+The prompts of one role family are built from the same blocks in the same
+order, so a variant differs only in the block its store form needs. A prompt's
+hash is the SHA-256 of its final text, and goes into every record that used it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+__all__ = ["Prompt", "load_prompt", "prompt_blocks", "prompt_names"]
+
+_INCLUDE = re.compile(r"^\{\{> *([a-z0-9-]+) *\}\}$", re.MULTILINE)
+_FIELD = re.compile(r"\{\{([a-z_]+)\}\}")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt's name and final text."""
+
+    name: str
+    text: str
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 of the final text (hex)."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def _folder() -> resources.abc.Traversable:
+    return resources.files("memdir.agents").joinpath("prompts")
+
+
+@cache
+def _read(relative: str) -> str:
+    node = _folder().joinpath(relative)
+    if not node.is_file():
+        raise KeyError(relative)
+    return node.read_text(encoding="utf-8")
+
+
+@cache
+def prompt_names() -> tuple[str, ...]:
+    """Every prompt shipped with memdir."""
+    return tuple(
+        sorted(p.name[:-3] for p in _folder().iterdir() if p.name.endswith(".md"))
+    )
+
+
+def prompt_blocks(name: str) -> list[str]:
+    """The blocks a prompt includes, in order."""
+    return _INCLUDE.findall(_template(name))
+
+
+def _template(name: str) -> str:
+    try:
+        return _read(f"{name}.md")
+    except KeyError:
+        raise ValueError(
+            f"unknown prompt {name!r}; choose one of {', '.join(prompt_names())}"
+        ) from None
+
+
+def load_prompt(name: str, **fields: str) -> Prompt:
+    """The final text of prompt ``name`` with its blocks included and fields filled.
+
+    Raises:
+        ValueError: The prompt or a block does not exist, a field is missing, or an
+            unused field was given.
+    """
+
+    def include(match: re.Match[str]) -> str:
+        try:
+            return _read(f"blocks/{match.group(1)}.md").rstrip("\n")
+        except KeyError:
+            raise ValueError(f"prompt {name} includes a missing block {match.group(1)}") from None
+
+    text = _INCLUDE.sub(include, _template(name))
+    wanted = set(_FIELD.findall(text))
+    missing = wanted - fields.keys()
+    extra = fields.keys() - wanted
+    if missing or extra:
+        raise ValueError(
+            f"prompt {name} takes the fields {sorted(wanted) or 'none'}; "
+            f"missing {sorted(missing)}, unexpected {sorted(extra)}"
+        )
+    # Fill in one pass so a value that itself contains {{...}} is left alone.
+    text = _FIELD.sub(lambda m: fields[m.group(1)], text)
+    return Prompt(name, text.strip() + "\n")

@@ -1,0 +1,97 @@
+"""Run records: one per model call, one per episode (a role's whole loop).
+
+Records are versioned pydantic models. Reports only read them; prices are
+applied to them afterwards (see :mod:`memdir.agents._prices`), so a record never
+holds a dollar figure of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memdir.agents._usage import Usage
+
+__all__ = ["SCHEMA_VERSION", "CallRecord", "EpisodeRecord", "ToolCallRecord"]
+
+SCHEMA_VERSION: Final = 1
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call a model made, and whether it came back as an error."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+    is_error: bool
+
+
+class CallRecord(BaseModel):
+    """One model call of an episode."""
+
+    schema_version: int = SCHEMA_VERSION
+    role: str
+    round: int = Field(ge=1, description="1-based; the forced final call counts as a round.")
+    model: str
+    prompt_hash: str
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    stop_reason: str
+    latency_s: float = Field(ge=0, description="Wall time of the model call alone.")
+    usage: Usage = Field(default_factory=Usage)
+    forced_final: bool = Field(
+        default=False, description="The call asking for the final answer after the budget ran out."
+    )
+
+
+class EpisodeRecord(BaseModel):
+    """A role's run from system prompt to final answer."""
+
+    schema_version: int = SCHEMA_VERSION
+    role: str
+    model: str
+    prompt_name: str
+    prompt_hash: str
+    toolset: str | None = None
+    toolset_digest: str | None = None
+    max_rounds: int
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    temperature: float | None = None
+    calls: list[CallRecord] = Field(default_factory=list)
+    final_text: str = ""
+    budget_exhausted: bool = Field(
+        default=False, description="The round budget ran out and the final answer was forced."
+    )
+    zero_cost_baseline: bool = Field(
+        default=False, description="Played by the offline grep-reader policy, not an LLM."
+    )
+    error: str | None = None
+    wall_s: float = Field(default=0.0, ge=0, description="Wall time of the whole episode.")
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens over every call of the episode."""
+        return sum((c.usage for c in self.calls), Usage())
+
+    @property
+    def rounds(self) -> int:
+        """Model calls made (tool rounds plus the final one)."""
+        return len(self.calls)
+
+    @property
+    def tool_call_count(self) -> int:
+        """Tool calls over every round."""
+        return sum(len(c.tool_calls) for c in self.calls)
+
+    @property
+    def tool_errors(self) -> int:
+        """Tool calls that came back as errors."""
+        return sum(1 for c in self.calls for t in c.tool_calls if t.is_error)
+
+    @property
+    def model_time_s(self) -> float:
+        """Seconds spent waiting on the model."""
+        return sum(c.latency_s for c in self.calls)
