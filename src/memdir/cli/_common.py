@@ -8,6 +8,7 @@ command could not do what was asked (bad usage, no store, a tool error).
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Mapping
 from enum import IntEnum
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from memdir.config import get_settings
 from memdir.store import Store, StoreError
@@ -57,9 +59,9 @@ def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR)
         hint: The next step the user should take.
         code: The exit status.
     """
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(message)}")
     if hint:
-        err_console.print(f"[dim]hint:[/] {hint}")
+        err_console.print(f"[dim]hint:[/] {escape(hint)}")
     raise typer.Exit(int(code))
 
 
@@ -71,7 +73,8 @@ def open_store(path: Path) -> Store:
     """
     if not path.exists():
         fail(f"no store at {path}: the folder does not exist.",
-             f"create one with `memdir init {path}` (add --sample for a small example store).")
+             f"create one with `memdir init {shlex.quote(str(path))}` "
+             "(add --sample for a small example store).")
     if not path.is_dir():
         fail(f"{path} is a file, not a store folder.",
              "pass the folder that holds the memory files.")

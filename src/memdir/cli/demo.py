@@ -9,6 +9,7 @@ answering questions) by appending to :data:`STEPS`.
 from __future__ import annotations
 
 import json
+import shlex
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -67,9 +68,10 @@ def _build(ctx: DemoContext) -> bool:
         f"The sample conversation: {' and '.join(conv.speakers)}, {len(conv.sessions)} sessions "
         f"({conv.sessions[0].date} to {conv.sessions[-1].date}), {conv.turn_count()} turns."
     )
-    console.print(f"Built a store of {len(ctx.store.files())} files at [bold]{ctx.out}[/]: "
+    where = escape(str(ctx.out))
+    console.print(f"Built a store of {len(ctx.store.files())} files at [bold]{where}[/]: "
                   "one file per person, event and plan, each fact followed by the turn it "
-                  "came from, e.g. [S2T5] = session 2, turn 5.")
+                  "came from, e.g. \\[S2T5] = session 2, turn 5.")
     return True
 
 
@@ -165,9 +167,10 @@ def demo(
         fail(f"{out} exists and is not an empty folder.",
              "choose a new folder, or leave out --out to use a temporary one.")
     ok = run_demo(out)
+    where = escape(shlex.quote(str(out)))
     console.print(Rule())
-    console.print(f"The store is at [bold]{out}[/]. Try: [bold]memdir tree {out}[/] or "
-                  f"[bold]memdir serve {out}[/]")
+    console.print(f"The store is at [bold]{where}[/]. Try: [bold]memdir tree {where}[/] or "
+                  f"[bold]memdir serve {where}[/]")
     if not ok:
         raise typer.Exit(int(ExitCode.FINDINGS))
 

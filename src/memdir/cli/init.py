@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from memdir.cli._common import console, fail, is_store
 from memdir.sample import build_sample_store
@@ -55,17 +57,18 @@ def init(
             fail(f"--sample needs an empty folder and {path} is not empty.",
                  "choose a new folder for the sample store.")
         store = build_sample_store(path)
-        console.print(f"Created the sample store at [bold]{store.root}[/] "
+        console.print(f"Created the sample store at [bold]{escape(str(store.root))}[/] "
                       f"({len(store.files())} files).")
-        console.print(f"Next: [bold]memdir tree {path}[/]")
+        console.print(f"Next: [bold]memdir tree {escape(shlex.quote(str(path)))}[/]")
         return
     store = Store(path, create=True)
     if already:
-        console.print(f"{store.root} is already a store; nothing changed.")
+        console.print(f"{escape(str(store.root))} is already a store; nothing changed.")
         return
-    console.print(f"Created a store at [bold]{store.root}[/].")
+    console.print(f"Created a store at [bold]{escape(str(store.root))}[/].")
     if existing:
-        console.print(f"It already holds files; check them with [bold]memdir lint {path}[/].")
+        console.print("It already holds files; check them with "
+                      f"[bold]memdir lint {escape(shlex.quote(str(path)))}[/].")
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -70,7 +71,7 @@ def tree(
         top = store.resolve(path, "dir").virtual
         entries = store.walk(top, max_depth=depth)
     except StoreError as exc:
-        fail(str(exc), f"list the whole store with `memdir tree {store_path}`.")
+        fail(str(exc), f"list the whole store with `memdir tree {shlex.quote(str(store_path))}`.")
     for line in tree_lines(top, entries):
         console.print(line)
     files = sum(1 for e in entries if not e.is_dir)
