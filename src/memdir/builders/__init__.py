@@ -10,7 +10,9 @@ from memdir.builders._zero_cost import (
     build_chunk_store,
     build_closed_book,
     build_verbatim,
+    chunk_files,
     session_file,
+    verbatim_files,
 )
 
 __all__ = [
@@ -21,5 +23,7 @@ __all__ = [
     "build_chunk_store",
     "build_closed_book",
     "build_verbatim",
+    "chunk_files",
     "session_file",
+    "verbatim_files",
 ]

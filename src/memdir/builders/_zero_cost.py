@@ -25,7 +25,9 @@ __all__ = [
     "build_chunk_store",
     "build_closed_book",
     "build_verbatim",
+    "chunk_files",
     "session_file",
+    "verbatim_files",
 ]
 
 CHUNK_FOLDER = "/memories/chunks"
@@ -57,6 +59,28 @@ def _and_list(names: list[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def verbatim_files(conversation: Conversation) -> list[tuple[str, str]]:
+    """The verbatim dump as (store path, file text) pairs, one per session."""
+    files = []
+    count = max((s.index for s in conversation.sessions), default=0)
+    for session in conversation.sessions:
+        if not session.turns:
+            continue
+        path = session_file(session, count)
+        name = path.rsplit("/", 1)[1].removesuffix(".md")
+        header = Frontmatter(name=name, description=_session_description(session))
+        files.append((path, render_file(header, render_session(session))))
+    return files
+
+
+def _write_all(store: Store, files: list[tuple[str, str]]) -> tuple[list[str], int]:
+    size = 0
+    for path, text in files:
+        store.create(path, text)
+        size += len(text.encode("utf-8"))
+    return [path for path, _ in files], size
+
+
 def build_verbatim(conversation: Conversation, store: Store) -> BuildRecord:
     """Write one file per session, turns verbatim with their locators.
 
@@ -66,24 +90,10 @@ def build_verbatim(conversation: Conversation, store: Store) -> BuildRecord:
         memdir.store.FileExistsInStoreError: A session file already exists (use an empty store).
     """
     start = time.perf_counter()
-    files: list[str] = []
-    size = 0
-    count = max((s.index for s in conversation.sessions), default=0)
-    for session in conversation.sessions:
-        if not session.turns:
-            continue
-        path = session_file(session, count)
-        name = path.rsplit("/", 1)[1].removesuffix(".md")
-        text = render_file(
-            Frontmatter(name=name, description=_session_description(session)),
-            render_session(session),
-        )
-        store.create(path, text)
-        files.append(path)
-        size += len(text.encode("utf-8"))
+    paths, size = _write_all(store, verbatim_files(conversation))
     return BuildRecord(
         variant="verbatim", conversation_id=conversation.id, benchmark=conversation.benchmark,
-        files=files, bytes=size, wall_seconds=time.perf_counter() - start,
+        files=paths, bytes=size, wall_seconds=time.perf_counter() - start,
     )
 
 
@@ -93,6 +103,20 @@ def _chunk_description(chunk: Chunk) -> str:
         parts.append(format_date(chunk.date))
     parts.append(f"turns {chunk.span}")
     return "; ".join(parts)
+
+
+def chunk_files(
+    conversation: Conversation, budget: int = DEFAULT_CHUNK_TOKENS
+) -> list[tuple[str, str]]:
+    """The chunk store as (store path, file text) pairs, one per chunk."""
+    chunks = chunk_conversation(conversation, budget)
+    width = max(4, len(str(len(chunks))))
+    files = []
+    for chunk in chunks:
+        name = f"chunk-{chunk.index:0{width}d}"
+        header = Frontmatter(name=name, description=_chunk_description(chunk))
+        files.append((f"{CHUNK_FOLDER}/{name}.md", render_file(header, chunk.text)))
+    return files
 
 
 def build_chunk_store(
@@ -108,21 +132,10 @@ def build_chunk_store(
         budget: The chunking rule's token budget.
     """
     start = time.perf_counter()
-    files: list[str] = []
-    size = 0
-    chunks = chunk_conversation(conversation, budget)
-    width = max(4, len(str(len(chunks))))
-    for chunk in chunks:
-        name = f"chunk-{chunk.index:0{width}d}"
-        path = f"{CHUNK_FOLDER}/{name}.md"
-        header = Frontmatter(name=name, description=_chunk_description(chunk))
-        text = render_file(header, chunk.text)
-        store.create(path, text)
-        files.append(path)
-        size += len(text.encode("utf-8"))
+    paths, size = _write_all(store, chunk_files(conversation, budget))
     return BuildRecord(
         variant="chunk-retrieval", conversation_id=conversation.id,
-        benchmark=conversation.benchmark, files=files, bytes=size,
+        benchmark=conversation.benchmark, files=paths, bytes=size,
         wall_seconds=time.perf_counter() - start, chunk_tokens=budget,
     )
 
