@@ -150,3 +150,16 @@ def test_http_refuses_a_public_address(store_dir: Path) -> None:
     )
     assert result.exit_code == 2
     assert "--allow-remote" in result.stderr
+
+
+def test_http_on_a_busy_port_says_so(store_dir: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = CliRunner().invoke(
+            app, ["serve", str(store_dir), "--transport", "http", "--port", str(port)]
+        )
+    assert result.exit_code == 2
+    assert "cannot listen" in result.stderr
+    assert "--port" in result.stderr

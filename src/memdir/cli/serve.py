@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -90,8 +91,15 @@ def serve(
     toolset = load_toolset("write" if write else "read", open_store(store_path))
     server = build_server(toolset)
     if transport is Transport.stdio:
-        anyio.run(run_stdio, server)
+        try:
+            anyio.run(run_stdio, server)
+        except KeyboardInterrupt:
+            err_console.print("stopped.")
         return
+    problem = _cannot_bind(host, port)
+    if problem:
+        fail(f"cannot listen on {host}:{port}: {problem}.",
+             "pick a free port with --port, or stop whatever holds this one.")
     gate = "bearer token required" if token else "no token"
     err_console.print(f"memdir MCP server ({toolset.name} set, {gate}) on "
                       f"http://{host}:{port}{MCP_PATH}; Ctrl-C stops it.")
@@ -99,6 +107,26 @@ def serve(
         run_http(server, host=host, port=port, token=token, allow_remote=allow_remote)
     except LoopbackError as exc:
         fail(str(exc), "use --host 127.0.0.1.")
+    except SystemExit as exc:  # uvicorn exits this way when it cannot start
+        if exc.code:
+            fail(f"the HTTP server could not start (uvicorn exit status {exc.code}).",
+                 "see the message above.")
+
+
+def _cannot_bind(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound right now, or None if it can."""
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"unknown host ({exc.strerror})"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
 
 
 def register(app: typer.Typer) -> None:
