@@ -14,15 +14,19 @@ def _turn(n: int) -> dict[str, str]:
     return {"speaker": "Ann", "dia_id": f"D1:{n}", "text": f"line {n}"}
 
 
+def _conversation() -> dict[str, object]:
+    return {
+        "speaker_a": "Ann", "speaker_b": "Bob",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [_turn(1), _turn(2)],
+        "session_2_date_time": "2:00 pm on 9 May, 2023",
+    }
+
+
 def _sample(**change: object) -> dict[str, object]:
     sample: dict[str, object] = {
         "sample_id": "conv-x",
-        "conversation": {
-            "speaker_a": "Ann", "speaker_b": "Bob",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [_turn(1), _turn(2)],
-            "session_2_date_time": "2:00 pm on 9 May, 2023",
-        },
+        "conversation": _conversation(),
         "qa": [{"question": "q?", "answer": 7, "evidence": ["D1:2"], "category": 4}],
     }
     sample.update(change)
@@ -67,8 +71,7 @@ def test_missing_field_is_named(tmp_path: Path) -> None:
 
 
 def test_bad_turn_and_bad_date(tmp_path: Path) -> None:
-    sample = _sample()
-    conversation = dict(sample["conversation"])  # type: ignore[call-overload]
+    conversation = _conversation()
     conversation["session_1"] = [{"speaker": "Ann", "text": "no id"}]
     with pytest.raises(DatasetError, match=r"session_1, turn 1: field dia_id"):
         load_locomo(_write(tmp_path, [_sample(conversation=conversation)]))

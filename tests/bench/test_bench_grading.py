@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memdir.bench import (
+    Benchmark,
     Dataset,
     Question,
     answer_f1,
@@ -17,9 +18,9 @@ from memdir.bench import (
 )
 
 
-def _q(category: int, answer: str | None, benchmark: str = "locomo") -> Question:
+def _q(category: int, answer: str | None, benchmark: Benchmark = "locomo") -> Question:
     return Question(
-        id="x", benchmark=benchmark, conversation_id="c", text="?", answer=answer,  # type: ignore[arg-type]
+        id="x", benchmark=benchmark, conversation_id="c", text="?", answer=answer,
         category=category, category_name="any", order=1 if category != 5 else None,
     )
 

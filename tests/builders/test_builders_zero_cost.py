@@ -101,3 +101,16 @@ def test_closed_book_builds_nothing(locomo: Dataset) -> None:
     record = build_closed_book(locomo.conversation("conv-50"))
     assert record.variant == "closed-book" and record.files == [] and record.bytes == 0
     assert BuildRecord.model_validate_json(record.model_dump_json()) == record
+
+
+async def test_chunk_store_serves_the_chunk_retriever(locomo: Dataset, store: Store) -> None:
+    from memdir.tools import make_toolset
+
+    conv = locomo.conversation("conv-50")
+    build_chunk_store(conv, store)
+    tools = make_toolset("chunk", store)
+    result = await tools.call("bm25_chunk_retrieve", {"query": "Calvin Tokyo Shibuya crossing"})
+    assert not result.is_error, result.content
+    heads = [ln for ln in result.content.split("\n") if ln.startswith("=== ")]
+    assert len(heads) == 3 and all("/memories/chunks/chunk-" in h for h in heads)
+    assert "Shibuya" in result.content and "[S" in result.content
