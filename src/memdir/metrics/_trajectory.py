@@ -117,7 +117,7 @@ def measure_history(
     measurer = measurer or Measurer()
     steps = history.steps()
     trees = [
-        {path: blob for path, blob in history.blobs(s.index).items() if path.endswith(".md")}
+        {path: blob for path, blob in history.blobs(s).items() if path.endswith(".md")}
         for s in steps
     ]
     missing = {blob for tree in trees for blob in tree.values() if not measurer.has(blob)}

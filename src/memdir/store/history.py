@@ -194,8 +194,13 @@ class History:
             found.append(Step(len(found), commit, tree, message.strip(), time))
         return found
 
-    def step(self, ref: int | str) -> Step:
-        """Look up a step by index (negative counts from the newest) or by commit prefix."""
+    def step(self, ref: int | str | Step) -> Step:
+        """Look up a step by index (negative counts from the newest) or by commit prefix.
+
+        A string of up to six digits is read as an index; a :class:`Step` is returned as is.
+        """
+        if isinstance(ref, Step):
+            return ref
         steps = self.steps()
         if not steps:
             raise HistoryError("The history has no steps yet; take a snapshot first.")
@@ -215,7 +220,7 @@ class History:
             "give a step number or a longer commit id (see `memdir history STORE log`)."
         )
 
-    def blobs(self, ref: int | str) -> dict[str, str]:
+    def blobs(self, ref: int | str | Step) -> dict[str, str]:
         """The files of a step: agent-facing path -> git blob id."""
         step = self.step(ref)
         raw = self._git("ls-tree", "-r", "-z", "--full-tree", step.commit)
@@ -248,13 +253,13 @@ class History:
             pos = start + size + 1
         return found
 
-    def read_state(self, ref: int | str) -> dict[str, str]:
+    def read_state(self, ref: int | str | Step) -> dict[str, str]:
         """A past state as ``{path: text}``; the live store is not touched."""
         blobs = self.blobs(ref)
         contents = self.read_blobs(blobs.values())
         return {path: contents[blob].decode("utf-8") for path, blob in sorted(blobs.items())}
 
-    def checkout_to(self, ref: int | str, dest: str | os.PathLike[str]) -> Store:
+    def checkout_to(self, ref: int | str | Step, dest: str | os.PathLike[str]) -> Store:
         """Rebuild a past state, byte for byte, in an empty or new folder ``dest``."""
         target = Path(dest)
         if target.exists() and any(target.iterdir()):
@@ -262,7 +267,7 @@ class History:
         self._write_state(ref, target)
         return Store(target)
 
-    def _write_state(self, ref: int | str, target: Path) -> None:
+    def _write_state(self, ref: int | str | Step, target: Path) -> None:
         blobs = self.blobs(ref)
         contents = self.read_blobs(blobs.values())
         target.mkdir(parents=True, exist_ok=True)
@@ -271,7 +276,7 @@ class History:
             host.parent.mkdir(parents=True, exist_ok=True)
             host.write_bytes(contents[blob])
 
-    def diff(self, a: int | str, b: int | str) -> StateDiff:
+    def diff(self, a: int | str | Step, b: int | str | Step) -> StateDiff:
         """Compare two steps: paths added, removed and modified, and a unified diff."""
         first, second = self.step(a).commit, self.step(b).commit
         status = self._git("diff", "--no-renames", "--name-status", "-z", first, second)
@@ -292,7 +297,7 @@ class History:
         with tempfile.TemporaryDirectory(prefix="memdir-verify-") as scratch:
             for step in steps:
                 folder = Path(scratch) / f"step-{step.index}"
-                self._write_state(step.index, folder)
+                self._write_state(step, folder)
                 tree = self._tree_of(folder, Path(scratch) / f"index-{step.index}")
                 if tree != step.tree:
                     mismatches.append(

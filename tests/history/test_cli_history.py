@@ -1,0 +1,78 @@
+"""``memdir history STORE ...`` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from memdir.cli import history as history_cli
+from memdir.store import Store
+
+RUN = CliRunner()
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:
+        """Test harness."""
+
+    history_cli.register(app)
+    return app
+
+
+def _doc(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {name} notes\n---\n{body}\n"
+
+
+def test_init_snapshot_log_show_diff_verify(store: Store, tmp_path: Path) -> None:
+    root = str(store.root)
+    app = _app()
+    assert RUN.invoke(app, ["history", root, "init"]).exit_code == 0
+    store.create("/memories/a.md", _doc("a", "first"))
+    first = RUN.invoke(app, ["history", root, "snapshot", "-m", "chunk 1"])
+    assert first.exit_code == 0 and len(first.output.strip()) == 40
+    store.write("/memories/a.md", _doc("a", "second"))
+    store.create("/memories/b.md", _doc("b", "new"))
+    assert RUN.invoke(app, ["history", root, "snapshot", "-m", "chunk 2"]).exit_code == 0
+
+    log = RUN.invoke(app, ["history", root, "log", "--json"])
+    assert [s["message"] for s in json.loads(log.output)] == ["chunk 1", "chunk 2"]
+    text_log = RUN.invoke(app, ["history", root, "log"]).output.splitlines()
+    assert text_log[1].startswith("   1  ") and text_log[1].endswith("chunk 2")
+
+    show = RUN.invoke(app, ["history", root, "show", "0", "--path", "a.md"])
+    assert show.output == _doc("a", "first")
+    listing = RUN.invoke(app, ["history", root, "show", "1"]).output
+    assert "/memories/b.md" in listing
+
+    diff = RUN.invoke(app, ["history", root, "diff", "0", "1"])
+    assert "A  /memories/b.md" in diff.output and "M  /memories/a.md" in diff.output
+    assert "+second" in diff.output
+    stat = RUN.invoke(app, ["history", root, "diff", "0", "--stat"])
+    assert "+second" not in stat.output
+
+    verify = RUN.invoke(app, ["history", root, "verify"])
+    assert verify.exit_code == 0 and "2 steps checked, 0 mismatches" in verify.output
+
+    dest = tmp_path / "past"
+    assert RUN.invoke(app, ["history", root, "checkout", "0", str(dest)]).exit_code == 0
+    assert (dest / "a.md").read_text() == _doc("a", "first")
+    assert not (dest / "b.md").exists()
+
+    table = RUN.invoke(app, ["history", root, "table", "--csv"])
+    rows = table.output.strip().splitlines()
+    assert rows[0].startswith("step,message,files") and rows[2].startswith("1,chunk 2,2,")
+
+
+def test_errors_exit_two(store: Store) -> None:
+    root = str(store.root)
+    app = _app()
+    assert RUN.invoke(app, ["history", root, "log"]).exit_code == 2
+    RUN.invoke(app, ["history", root, "init"])
+    bad = RUN.invoke(app, ["history", root, "show", "5"])
+    assert bad.exit_code == 2 and "no steps yet" in bad.output

@@ -1,0 +1,129 @@
+"""A store's git history: snapshots, exact reconstruction, diffs and replay checks."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memdir.store import Store
+from memdir.store.history import History, HistoryError
+
+
+def _doc(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {name} notes\n---\n{body}\n"
+
+
+@pytest.fixture
+def history(store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> History:
+    # A machine where git was never configured: no global or system config at all.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    h = History(store)
+    h.init()
+    store.create("/memories/a.md", _doc("a", "first"))
+    h.snapshot("chunk 1")
+    store.create("/memories/people/b.md", _doc("b", "# Work\nnurse"))
+    store.write("/memories/a.md", _doc("a", "first, edited"))
+    h.snapshot("chunk 2")
+    h.snapshot("chunk 3")  # nothing changed: still a step
+    store.delete("/memories/a.md")
+    h.snapshot("chunk 4")
+    return h
+
+
+def test_steps_are_recorded_in_order(history: History) -> None:
+    steps = history.steps()
+    assert [s.message for s in steps] == ["chunk 1", "chunk 2", "chunk 3", "chunk 4"]
+    assert [s.index for s in steps] == [0, 1, 2, 3]
+    assert steps[1].tree == steps[2].tree != steps[3].tree
+    assert history.step(-1) == steps[3]
+    assert history.step(steps[1].commit[:12]) == steps[1]
+
+
+def test_read_state_and_checkout_rebuild_past_states(history: History, tmp_path: Path) -> None:
+    store = history.store
+    assert history.read_state(0) == {"/memories/a.md": _doc("a", "first")}
+    assert history.read_state(1) == {
+        "/memories/a.md": _doc("a", "first, edited"),
+        "/memories/people/b.md": _doc("b", "# Work\nnurse"),
+    }
+    copy = history.checkout_to(1, tmp_path / "copy")
+    assert copy.files() == ["/memories/people/b.md", "/memories/a.md"]
+    assert copy.read("/memories/a.md") == _doc("a", "first, edited")
+    # the live store is untouched: still the last state, nothing staged or modified
+    assert store.files() == ["/memories/people/b.md"]
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=store.root,
+                            capture_output=True, text=True, check=True)
+    assert status.stdout == ""
+
+
+def test_checkout_refuses_a_non_empty_folder(history: History, tmp_path: Path) -> None:
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "x.md").write_text("x")
+    with pytest.raises(HistoryError, match="not empty"):
+        history.checkout_to(0, tmp_path / "busy")
+
+
+def test_diff_names_added_removed_and_modified(history: History) -> None:
+    change = history.diff(0, 1)
+    assert change.added == ["/memories/people/b.md"]
+    assert change.modified == ["/memories/a.md"]
+    assert change.removed == []
+    assert "-first\n+first, edited" in change.patch
+    assert history.diff(1, 2).empty
+    assert history.diff(2, 3).removed == ["/memories/a.md"]
+
+
+def test_verify_replays_every_step(history: History) -> None:
+    report = history.verify()
+    assert report.checked == 4 and report.ok
+
+
+class _LossyHistory(History):
+    """Rebuilds states but drops one file: verify must notice."""
+
+    def _write_state(self, ref: int | str, target: Path) -> None:
+        super()._write_state(ref, target)
+        for path in sorted(target.rglob("b.md")):
+            path.unlink()
+
+
+def test_verify_catches_a_wrong_reconstruction(history: History) -> None:
+    report = _LossyHistory(history.store).verify()
+    assert report.checked == 4
+    assert [m.split(" ")[1] for m in report.mismatches] == ["1", "2", "3"]
+
+
+def test_plain_git_works_and_memdir_state_is_excluded(history: History) -> None:
+    root = history.store.root
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=root, capture_output=True,
+                         text=True, check=True)
+    assert log.stdout.split("\n")[:2] == ["chunk 4", "chunk 3"]
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert tracked == ["people/b.md"]
+    assert (root / ".memdir").is_dir()
+    # the repository is hidden from the store's own listing
+    assert all(".git" not in e.path for e in history.store.walk())
+
+
+def test_bad_requests_say_what_to_do(store: Store, history: History) -> None:
+    with pytest.raises(HistoryError, match="no step 9"):
+        history.step(9)
+    with pytest.raises(HistoryError, match="message"):
+        history.snapshot("  ")
+    with pytest.raises(HistoryError, match="names no step"):
+        history.step("deadbeefdeadbeef")
+    other = Store(store.root.parent / "other", create=True)
+    with pytest.raises(HistoryError, match="no history yet"):
+        History(other).steps()
+
+
+def test_init_is_idempotent(history: History) -> None:
+    history.init()
+    exclude = (history.store.root / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.memdir/") == 1
+    assert len(history.steps()) == 4
