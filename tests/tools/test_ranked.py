@@ -155,3 +155,41 @@ def test_search_description_is_written_for_a_model(filled: Store) -> None:
     assert "view_range" in info["description"]
     assert set(info["parameters"]["properties"]) == {"query", "k", "path"}
     assert info["parameters"]["required"] == ["query"]
+
+
+async def test_quoted_and_folded_descriptions_are_shown_parsed(store: Store) -> None:
+    quoted = '---\nname: q\ndescription: "Plans: zeppelin ride"\n---\nzeppelin\n'
+    folded = "---\nname: f\ndescription: >\n  Folded zeppelin\n---\nzeppelin\n"
+    store.write("/memories/q.md", quoted)
+    store.write("/memories/f.md", folded)
+    result = await _search(store).call("search", {"query": "zeppelin"})
+    assert "   Plans: zeppelin ride" in result.content
+    assert "   Folded zeppelin" in result.content
+
+
+def test_scores_equal_bm25s_lucene_scores(store: Store) -> None:
+    import random
+
+    import bm25s
+    import numpy as np
+
+    from memdir.tools._bm25index import index_text
+
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(60)]
+    for number in range(40):
+        body = " ".join(rng.choice(words[: rng.randint(5, 60)]) for _ in range(rng.randint(0, 80)))
+        store.write(f"/memories/d/f{number}.md", _md(f"f{number}", f"file {number}", body))
+    index = FileIndex(store)
+    index.refresh()
+    corpus = [
+        index.tokenizer(index_text(p, store.read(p))) for p in index.paths
+    ]
+    reference = bm25s.BM25()
+    reference.index(corpus, show_progress=False)
+    for query in (["w1"], ["w3", "w50"], ["w7", "w8", "w9", "w59"]):
+        expected = np.asarray(reference.get_scores(query), dtype=np.float64)
+        hits = index.search(query, 40)
+        got = dict.fromkeys(index.paths, 0.0) | {h.path: h.score for h in hits}
+        assert np.allclose([got[p] for p in index.paths], expected, rtol=1e-5, atol=1e-6)
+        assert len(hits) == int((expected > 0).sum())

@@ -14,6 +14,7 @@ is kept in step with the files on every call.
 from __future__ import annotations
 
 import asyncio
+import re
 
 from memdir.store import ROOT, NotFoundError, Store, StoreError
 from memdir.tools._bm25index import FileIndex, Hit, index_for
@@ -26,6 +27,7 @@ CHUNK_TOP_K = 3
 
 _MAX_K = 50
 _LINE_CHARS = 200
+_PLAIN_DESCRIPTION = re.compile(r"^description:[ \t]*([^\n#]*?)[ \t]*$", re.MULTILINE)
 
 
 def _no_terms(query: str) -> ToolError:
@@ -46,6 +48,17 @@ async def _ranked(index: FileIndex, query: str, k: int, under: str) -> list[Hit]
         return index.search(query, k, under)
 
     return await asyncio.to_thread(run)
+
+
+def _description(text: str) -> str | None:
+    """The description of a file in the plain one-line form, without a YAML parse."""
+    if not text.startswith("---"):
+        return None
+    end = text.find("\n---", 3)
+    match = _PLAIN_DESCRIPTION.search(text, 3, end if end > 0 else 0)
+    if match is None or match.group(1).startswith(("'", '"', "|", ">", "[", "{")):
+        return None
+    return match.group(1)
 
 
 def _clip(line: str) -> str:
@@ -94,8 +107,8 @@ def search_spec(store: Store) -> ToolSpec:
             lines.append("")
             lines.append(f"{rank}. {hit.path} (score {hit.score:.2f})")
             try:
-                desc = store.description(hit.path)
                 text = store.read(hit.path)
+                desc = _description(text) or store.description(hit.path)
             except StoreError as exc:
                 lines.append(f"   (cannot be read: {exc})")
                 continue
