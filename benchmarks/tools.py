@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where to write the JSON results")
     args = parser.parse_args(argv)
     files, total, big, reps, nq = (
-        (300, 1_200_000, 200_000, 3, 5) if args.quick else (5000, 20_000_000, 1_000_000, 7, 20)
+        (200, 800_000, 150_000, 3, 4) if args.quick else (5000, 20_000_000, 1_000_000, 7, 20)
     )
     out = args.out or RESULTS / ("tools-quick.json" if args.quick else "tools.json")
     work = Path(tempfile.mkdtemp(prefix="memdir-bench-"))
