@@ -84,37 +84,44 @@ def _label_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _b1(tree: StoreTree, labels: TfidfCache) -> tuple[float | None, float | None,
-                                                      SiblingPair | None, int]:
-    ids = [n.id for n in tree.nodes[1:]]
-    if not ids:
-        return None, None, None, 0
-    row_of = {node_id: row for row, node_id in enumerate(ids)}
-    matrix = labels.matrix([tree.nodes[i].label for i in ids])
-    empty = np.asarray(matrix.getnnz(axis=1) == 0)
-    node_means: list[float] = []
-    worst: SiblingPair | None = None
+def _sibling_pairs(tree: StoreTree) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Internal nodes with two or more children, and all their child pairs (node ids)."""
+    parents: list[int] = []
+    left: list[np.ndarray] = []
+    right: list[np.ndarray] = []
     for node in tree.nodes:
         if len(node.children) < 2:
             continue
-        rows = [row_of[c] for c in node.children]
-        sim = (matrix[rows] @ matrix[rows].T).toarray()
-        for a, b in zip(*np.nonzero(empty[rows][:, None] & empty[rows][None, :]), strict=True):
-            same = _label_key(tree.nodes[node.children[a]].label) == _label_key(
-                tree.nodes[node.children[b]].label)
-            sim[a, b] = 1.0 if same else 0.0
-        upper = np.triu_indices(len(rows), k=1)
-        distances = 1.0 - np.clip(sim[upper], 0.0, 1.0)
-        node_means.append(float(distances.mean()))
-        k = int(np.argmin(distances))
-        if worst is None or distances[k] < worst.distinguishability - _EPS:
-            a_node = tree.nodes[node.children[upper[0][k]]]
-            b_node = tree.nodes[node.children[upper[1][k]]]
-            worst = SiblingPair(node.path, a_node.path, b_node.path, float(distances[k]))
-    if not node_means:
+        a, b = np.triu_indices(len(node.children), k=1)
+        children = np.asarray(node.children)
+        parents.append(node.id)
+        left.append(children[a])
+        right.append(children[b])
+    if not parents:
+        return [], np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return parents, np.concatenate(left), np.concatenate(right)
+
+
+def _b1(tree: StoreTree, labels: TfidfCache) -> tuple[float | None, float | None,
+                                                      SiblingPair | None, int]:
+    parents, left, right = _sibling_pairs(tree)
+    if not parents:
         return None, None, None, 0
-    assert worst is not None
-    return float(np.mean(node_means)), worst.distinguishability, worst, len(node_means)
+    # the root has no label and is nobody's child: row r holds node r + 1
+    matrix = labels.matrix([n.label for n in tree.nodes[1:]])
+    sim = cosine_rows(matrix, left - 1, right - 1)
+    empty = np.asarray(matrix.getnnz(axis=1) == 0)
+    for k in np.nonzero(empty[left - 1] & empty[right - 1])[0].tolist():
+        same = _label_key(tree.nodes[left[k]].label) == _label_key(tree.nodes[right[k]].label)
+        sim[k] = 1.0 if same else 0.0
+    distance = 1.0 - np.clip(sim, 0.0, 1.0)
+    sizes = np.array([len(tree.nodes[p].children) for p in parents])
+    owner = np.repeat(np.arange(len(parents)), sizes * (sizes - 1) // 2)
+    node_means = np.bincount(owner, weights=distance) / np.bincount(owner)
+    k = int(np.argmin(distance))
+    worst = SiblingPair(tree.nodes[parents[owner[k]]].path, tree.nodes[left[k]].path,
+                        tree.nodes[right[k]].path, float(distance[k]))
+    return float(node_means.mean()), worst.distinguishability, worst, len(parents)
 
 
 def _group_sums(matrix: sparse.csr_matrix, groups: np.ndarray, count: int) -> sparse.csr_matrix:
@@ -168,22 +175,23 @@ def _b3(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, groups: n
 
 
 def _sample_pairs(n: int, max_pairs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``i < j`` of ``n`` items, or the first ``max_pairs`` distinct seeded draws."""
     total = n * (n - 1) // 2
     if total <= max_pairs:
         left, right = np.triu_indices(n, k=1)
         return left, right
     rng = np.random.default_rng(seed)
-    chosen: dict[tuple[int, int], None] = {}
-    while len(chosen) < max_pairs:
+    codes = np.zeros(0, np.int64)
+    while True:
         a = rng.integers(0, n, size=2 * max_pairs)
         b = rng.integers(0, n, size=2 * max_pairs)
-        for i, j in zip(a.tolist(), b.tolist(), strict=True):
-            if i != j:
-                chosen.setdefault((min(i, j), max(i, j)), None)
-                if len(chosen) == max_pairs:
-                    break
-    pairs = np.array(sorted(chosen), dtype=np.int64)
-    return pairs[:, 0], pairs[:, 1]
+        keep = a != b
+        drawn = np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep]
+        codes = np.concatenate([codes, drawn])
+        _, first = np.unique(codes, return_index=True)
+        if len(first) >= max_pairs:
+            chosen = np.sort(codes[np.sort(first)[:max_pairs]])
+            return chosen // n, chosen % n
 
 
 def _b4(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, max_pairs: int,
@@ -192,14 +200,16 @@ def _b4(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, max_pairs
         return None, 0
     left, right = _sample_pairs(len(units), max_pairs, seed)
     chains = [tree.ancestors(u.node) for u in units]
-    tree_distance = np.empty(len(left))
-    for k, (i, j) in enumerate(zip(left.tolist(), right.tolist(), strict=True)):
-        a, b = chains[i], chains[j]
-        common = 0
-        while common < min(len(a), len(b)) and a[common] == b[common]:
-            common += 1
-        lca_depth = tree.nodes[a[common - 1]].depth
-        tree_distance[k] = tree.nodes[a[-1]].depth + tree.nodes[b[-1]].depth - 2 * lca_depth
+    longest = max(len(c) for c in chains)
+    padded = np.full((len(units), longest), -1, dtype=np.int64)
+    for row, chain in enumerate(chains):
+        padded[row, : len(chain)] = chain
+    depth = np.array([n.depth for n in tree.nodes])
+    shared = np.cumprod((padded[left] == padded[right]) & (padded[left] >= 0), axis=1)
+    common = shared.sum(axis=1)  # >= 1: every chain starts at the root
+    lca = padded[left, common - 1]
+    leaf = padded[np.arange(len(units)), [len(c) - 1 for c in chains]]
+    tree_distance = depth[leaf[left]] + depth[leaf[right]] - 2 * depth[lca]
     content_distance = np.round(1.0 - cosine_rows(matrix, left, right), 12)
     if np.ptp(tree_distance) == 0 or np.ptp(content_distance) == 0:
         return None, len(left)
