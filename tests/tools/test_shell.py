@@ -17,7 +17,7 @@ import pytest
 
 from memdir.store import Store
 from memdir.tools import make_toolset
-from memdir.tools._sandbox import available_backends
+from memdir.tools._sandbox import Backend, available_backends
 from memdir.tools._shell import SandboxUnavailableError, shell_set
 from memdir.tools._spec import ToolSet
 
@@ -29,11 +29,16 @@ def _md(name: str, body: str) -> str:
 
 
 @pytest.fixture(params=["bwrap", "unshare"])
-def shell(request: pytest.FixtureRequest, store: Store) -> ToolSet:
-    backend = request.param
-    if backend not in WORKING:
-        pytest.skip(f"the {backend} confinement does not work on this machine "
+def backend(request: pytest.FixtureRequest) -> Backend:
+    name: Backend = request.param
+    if name not in WORKING:
+        pytest.skip(f"the {name} confinement does not work on this machine "
                     "(install bubblewrap, or allow user namespaces)")
+    return name
+
+
+@pytest.fixture
+def shell(backend: Backend, store: Store) -> ToolSet:
     store.write("/memories/people/alice.md", _md("alice", "Alice likes tea."))
     return shell_set(store, timeout=1.0, output_chars=1000, backend=backend)
 
@@ -202,3 +207,14 @@ async def test_unconfined_runs_in_the_store_root_with_relative_paths(
     assert out.startswith(f"{store.root}\n")
     assert "second" in store.read("/memories/a.md")
     assert "/memories/b.txt: not-markdown:" in out
+
+
+async def test_endless_output_is_stopped_before_the_time_limit(
+    backend: Backend, store: Store
+) -> None:
+    shell = shell_set(store, timeout=30.0, output_chars=1000, backend=backend)
+    started = time.monotonic()
+    out = await _run(shell, "yes")
+    assert "[stopped: the command printed more than 16,777,216 bytes" in out
+    assert "[output cut" in out
+    assert time.monotonic() - started < 25

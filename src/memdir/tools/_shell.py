@@ -104,7 +104,7 @@ def _killpg(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-async def run_command(
+async def _run(
     backend: Backend, root: Path, command: str, timeout: float, keep_bytes: int
 ) -> tuple[_Output, int | None, str | None]:
     """Run ``command``; return its output, exit status and why it was stopped (if it was)."""
@@ -117,17 +117,22 @@ async def run_command(
             stderr=asyncio.subprocess.STDOUT, env=spec.env, cwd=spec.cwd,
             start_new_session=True, preexec_fn=_limits,
         )
-        assert proc.stdout is not None
-        reader = asyncio.create_task(_drain(proc.stdout, keep_bytes, out, kill))
-        waiter = asyncio.create_task(proc.wait())
-        killer = asyncio.create_task(kill.wait())
-        done, _ = await asyncio.wait({waiter, killer}, timeout=timeout,
-                                     return_when=asyncio.FIRST_COMPLETED)
-        killer.cancel()
-        stopped = None
-        if waiter not in done:
-            stopped = "output" if out.flooded else "time"
-        _killpg(proc.pid)  # also ends anything the command left running in the background
+        try:
+            assert proc.stdout is not None
+            reader = asyncio.create_task(_drain(proc.stdout, keep_bytes, out, kill))
+            waiter = asyncio.create_task(proc.wait())
+            killer = asyncio.create_task(kill.wait())
+            done, _ = await asyncio.wait(
+                {waiter, killer}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            killer.cancel()
+            stopped = None
+            if waiter not in done:
+                stopped = "output" if out.flooded else "time"
+        finally:
+            # Always, even when the caller is cancelled: this also ends anything the
+            # command left running in the background.
+            _killpg(proc.pid)
         status = await waiter
         try:
             await asyncio.wait_for(reader, _GRACE_SECONDS)
@@ -322,7 +327,7 @@ def shell_spec(
         keep = output_chars * 4 + 4
         with store.locked():
             before = check.before()
-            out, status, stopped = await run_command(chosen, store.root, command, timeout, keep)
+            out, status, stopped = await _run(chosen, store.root, command, timeout, keep)
             report = check.after(before)
         result = _render(out, status, stopped, output_chars, timeout)
         return f"{result}\n{report}" if report else result
