@@ -98,7 +98,9 @@ async def test_grep_skips_hidden_and_non_markdown(store: Store) -> None:
 @pytest.mark.parametrize(
     ("pattern", "text", "lines"),
     [("\\B", "ab\n\nc\n", [1]), ("a$", "a\r\na\n", [2]), ("^$", "x\n\ny\n", [2]),
-     ("b\\Z", "ab\nb c\n", [1]), ("a(?!b)", "ab\na\n", [2])],
+     ("b\\Z", "ab\nb c\n", [1]), ("a(?!b)", "ab\na\n", [2]),
+     ("(?i)kiss", "x\n\u212a\u0131\u017fs\n", [2]), ("(?i)is", "\u0130S\n", [1]),
+     ("alice|bob", "bob\nal ice\nalice\n", [1, 3])],
 )
 def test_grep_line_semantics(store: Store, pattern: str, text: str, lines: list[int]) -> None:
     (store.root / "f.md").write_bytes(text.encode())
@@ -121,9 +123,10 @@ def _naive(root: Path, pattern: str, ignore_case: bool) -> list[tuple[str, int]]
 _ATOMS = st.sampled_from(
     ["a", "b", "ab", " ", ".", "^", "$", "\\s", "\\S", "\\b", "\\B", "\\w", "[^a]", "(a|b)",
      "a*", "b+", "a?", "\\Z", "\\A", "(?=a)", "(?!b)", "(?<=a)", "(?<!b)", "a*+", "(?>a|ab)",
-     "(?s:.)", "(?-i:a)", "[\\s\\S]", "\\n", "A", "."]
+     "(?s:.)", "(?-i:a)", "[\\s\\S]", "\\n", "A", ".", "ab|ba", "(is|ks)+", "(?i)", "(?i:ab)",
+     "SK", "\u0130s", "\u017fk"]
 )
-_TEXT = st.text(alphabet="ab A\n\r\t", max_size=40)
+_TEXT = st.text(alphabet="ab A\n\r\tiksKS\u0130\u0131\u017f\u212a\u00e9", max_size=40)
 
 
 @pytest.fixture(scope="module")

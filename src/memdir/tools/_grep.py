@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from memdir.store import ROOT, Store, StoreError
+from memdir.tools._literals import fold, required_literals
 from memdir.tools._spec import ToolError, ToolFunction
 
 __all__ = ["GrepHit", "grep_store", "grep_tool"]
@@ -25,6 +25,7 @@ MAX_LINE_CHARS = 200
 """Longest line text a hit shows; longer lines are trimmed around the match."""
 MAX_RESULTS_CAP = 1000
 """Largest ``max_results`` accepted."""
+_CHUNK = 1 << 16
 _UNSAFE = ("(?=", "(?!", "(?<", "\\A", "\\Z", "(?>", "*+", "++", "?+", "}+", "(?-")
 
 
@@ -51,65 +52,170 @@ def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
         ) from None
 
 
-def _host_files(store: Store, path: str) -> list[tuple[str, Path]]:
+def _host_files(store: Store, path: str) -> list[tuple[str, str]]:
+    """(virtual path, host path) of every markdown file at or below ``path``, sorted."""
     target = store.resolve(path)
     if target.host.is_file():
         if not target.virtual.endswith(".md"):
             return []
-        return [(target.virtual, target.host)]
+        return [(target.virtual, str(target.host))]
     if not target.host.is_dir():
         raise StoreError(f"{target.virtual} does not exist. View {ROOT} to see the store.")
-    found: list[tuple[str, Path]] = []
-    _collect(target.host, target.virtual, found)
+    found: list[tuple[str, str]] = []
+    _collect(str(target.host), target.virtual, found)
     return found
 
 
-def _collect(host: Path, virtual: str, out: list[tuple[str, Path]]) -> None:
+def _collect(host: str, virtual: str, out: list[tuple[str, str]]) -> None:
     try:
-        items = sorted(os.scandir(host), key=lambda d: d.name)
-    except FileNotFoundError:
+        with os.scandir(host) as listing:
+            items = sorted(listing, key=lambda d: d.name)
+    except (FileNotFoundError, NotADirectoryError):
         return
     folders = []
     for item in items:
-        if item.name.startswith("."):
+        name = item.name
+        if name.startswith("."):
             continue
         if item.is_dir(follow_symlinks=False):
             folders.append(item)
-        elif item.name.endswith(".md") and item.is_file(follow_symlinks=False):
-            out.append((f"{virtual}/{item.name}", Path(item.path)))
+        elif name.endswith(".md") and item.is_file(follow_symlinks=False):
+            out.append((f"{virtual}/{name}", item.path))
     for folder in folders:
-        _collect(Path(folder.path), f"{virtual}/{folder.name}", out)
+        _collect(folder.path, f"{virtual}/{folder.name}", out)
 
 
-def _file_hits(rx: re.Pattern[str], text: str, safe: bool) -> Iterator[tuple[int, str, int]]:
-    """Yield (line number, line, column) for each line of ``text`` that ``rx`` matches."""
-    if not safe:
-        for number, line in enumerate(text.split("\n"), start=1):
-            match = rx.search(line)
-            if match is not None:
-                yield number, line, match.start()
-        return
-    pos = 0
+def _read(host: str) -> str | None:
+    """A file's text (undecodable bytes replaced), or None if it vanished meanwhile."""
+    try:
+        fd = os.open(host, os.O_RDONLY)
+    except OSError:
+        return None  # removed or replaced while we searched; the listing was a snapshot
+    try:
+        data = os.read(fd, _CHUNK)
+        if len(data) == _CHUNK:
+            parts = [data]
+            while chunk := os.read(fd, _CHUNK):
+                parts.append(chunk)
+            data = b"".join(parts)
+    finally:
+        os.close(fd)
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if text.endswith("\n"):
+        text = text[:-1]  # a final newline ends the last line; it opens no new one
+    return text
+
+
+def _file_hits(rx: re.Pattern[str], text: str, plan: _Plan) -> list[tuple[int, str]]:
+    """(line number, line) of each line of ``text`` that ``rx`` matches on its own."""
+    search = rx.search
+    if plan.literals is not None:
+        return _literal_hits(search, text, plan.literals, plan.folded)
+    if not plan.safe:
+        return [(n, line) for n, line in enumerate(text.split("\n"), 1) if search(line)]
+
+    # The whole text is scanned in multi-line mode: a scan finds every line a
+    # line-by-line search would (and maybe more, across a line break), so each
+    # hit's line is confirmed on its own and the scan resumes at the next line.
+    def locate(pos: int) -> int:
+        match = search(text, pos)
+        return -1 if match is None else match.start()
+
+    return _jump(text, text, locate, search)
+
+
+def _literal_hits(
+    search: Callable[[str], object], text: str, literals: list[str], folded: bool
+) -> list[tuple[int, str]]:
+    """Lines holding one of ``literals``, confirmed by ``search``."""
+    hay = fold(text) if folded else text
+    find = hay.find
+    if len(literals) == 1:
+        literal = literals[0]
+        if literal not in hay:
+            return []
+
+        def locate(pos: int) -> int:
+            return find(literal, pos)
+
+    else:
+        ahead = {lit: find(lit) for lit in literals}
+        if max(ahead.values()) < 0:
+            return []
+
+        def locate(pos: int) -> int:
+            best = -1
+            for lit, at in ahead.items():
+                if 0 <= at < pos:
+                    at = ahead[lit] = find(lit, pos)
+                if at >= 0 and (best < 0 or at < best):
+                    best = at
+            return best
+
+    return _jump(hay, text, locate, search)
+
+
+def _jump(
+    hay: str, text: str, locate: Callable[[int], int], check: Callable[[str], object]
+) -> list[tuple[int, str]]:
+    """Visit each line of ``hay`` where ``locate`` finds a candidate; keep the checked ones.
+
+    ``hay`` is ``text`` or its case fold, which has the same line breaks; the
+    lines themselves are taken from ``text``.
+    """
+    out: list[tuple[int, str]] = []
+    rfind, find, count, size = hay.rfind, hay.find, hay.count, len(hay)
+    lines = None if hay is text else text.split("\n")
+    pos = counted = 0
     number = 1
-    counted = 0
-    size = len(text)
     while pos <= size:
-        match = rx.search(text, pos)
-        if match is None:
-            return
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.start())
+        at = locate(pos)
+        if at < 0:
+            break
+        start = rfind("\n", 0, at) + 1
+        end = find("\n", at)
         if end < 0:
             end = size
-        number += text.count("\n", counted, start)
+        number += count("\n", counted, start)
         counted = start
-        line = text[start:end]
-        # Confirm on the line alone: the whole-text hit may span a line break, and
-        # a few zero-width tests (\B on an empty line) differ at the boundaries.
-        own = rx.search(line)
-        if own is not None:
-            yield number, line, own.start()
+        line = text[start:end] if lines is None else lines[number - 1]
+        if check(line) is not None:
+            out.append((number, line))
         pos = end + 1
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How to search: by literal candidates, by whole-text regex, or line by line."""
+
+    literals: list[str] | None
+    folded: bool
+    safe: bool
+
+
+def _plan(pattern: str, ignore_case: bool) -> _Plan:
+    literals = required_literals(pattern, ignore_case)
+    safe = not any(marker in pattern for marker in _UNSAFE)
+    if literals is None:
+        return _Plan(None, False, safe)
+    return _Plan(literals[0], literals[1], safe)
+
+
+def _scan(
+    store: Store, pattern: str, path: str, ignore_case: bool
+) -> Iterator[tuple[str, list[tuple[int, str]]]]:
+    rx = _compile(pattern, ignore_case)
+    plan = _plan(pattern, ignore_case)
+    for virtual, host in _host_files(store, path):
+        text = _read(host)
+        if text is None:
+            continue
+        hits = _file_hits(rx, text, plan)
+        if hits:
+            yield virtual, hits
 
 
 def grep_store(
@@ -122,18 +228,19 @@ def grep_store(
         StoreError: ``path`` is not a valid place in the store.
     """
     rx = _compile(pattern, ignore_case)
-    safe = not any(marker in pattern for marker in _UNSAFE)
-    for virtual, host in _host_files(store, path):
-        try:
-            text = host.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
-            continue  # removed or replaced while we searched; the listing was a snapshot
-        if text.startswith("\ufeff"):
-            text = text[1:]
-        if text.endswith("\n"):
-            text = text[:-1]  # a final newline ends the last line; it opens no new one
-        for number, line, column in _file_hits(rx, text, safe):
+    for virtual, hits in _scan(store, pattern, path, ignore_case):
+        for number, line in hits:
+            match = rx.search(line)
+            column = match.start() if match is not None else 0
             yield GrepHit(virtual, number, line.rstrip("\r"), column)
+
+
+def _shown_line(rx: re.Pattern[str], line: str) -> str:
+    line = line.rstrip("\r")
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    match = rx.search(line)
+    return _trim(line, match.start() if match is not None else 0)
 
 
 def _trim(text: str, column: int) -> str:
@@ -170,21 +277,22 @@ def grep_tool(store: Store) -> ToolFunction:
             raise ToolError(f"max_results must be between 1 and {MAX_RESULTS_CAP}.")
         if pattern == "":
             raise ToolError("The pattern is empty; give a word or regular expression.")
+        rx = _compile(pattern, ignore_case)
         shown: list[str] = []
         total = 0
-        files: set[str] = set()
-        for hit in grep_store(store, pattern, path, ignore_case):
-            total += 1
-            files.add(hit.path)
-            if len(shown) < max_results:
-                shown.append(f"{hit.path}:{hit.line}: {_trim(hit.text, hit.column)}")
+        files = 0
+        for virtual, hits in _scan(store, pattern, path, ignore_case):
+            total += len(hits)
+            files += 1
+            for number, line in hits[: max_results - len(shown)]:
+                shown.append(f"{virtual}:{number}: {_shown_line(rx, line)}")
         where = store.resolve(path).virtual
         if total == 0:
             return (
                 f"No lines match {pattern!r} in {where}. Try a shorter pattern, "
                 "alternatives (a|b), ignore_case=true, or view the folder."
             )
-        head = f"{total} matching line(s) in {len(files)} file(s) under {where}:"
+        head = f"{total} matching line(s) in {files} file(s) under {where}:"
         lines = [head, *shown]
         if total > len(shown):
             lines.append(
