@@ -86,3 +86,25 @@ def test_cross_references_and_dangling(store: Store) -> None:
             (8, "/memories/people/bob.md"),
         ]
         assert all(d.path == "/memories/notes.md" for d in shape.dangling)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "# A\ntext\n## B\n```\n# not a heading\n```\n### C\nmore\n",
+        "intro\n\nSetext\n======\n\n- item\n  # heading in a list\n\n<div>\n# html\n</div>\n",
+        "## *Emphasis* and `code` heading ##\n\n> # quoted\n",
+    ],
+)
+def test_fast_headings_match_the_store_parser(body: str) -> None:
+    from memdir.metrics._files import block_headings, summarize
+    from memdir.store import headings, parse_document, sections
+
+    assert block_headings(body, 5) == headings(body, 5)
+    text = fm("x", "X") + body
+    doc = parse_document("/memories/x.md", text)
+    summary = summarize(text)
+    assert [(h.level, h.text, h.line) for h in summary.headings] == [
+        (s.heading.level, s.heading.text, s.start) for s in doc.sections
+    ]
+    assert len(sections(doc.body)) == len(summary.headings)
