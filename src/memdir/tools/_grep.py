@@ -261,10 +261,10 @@ def grep_tool(store: Store) -> ToolFunction:
 
         Every line of every file below path is searched, frontmatter included (so
         names and descriptions match too). Each hit is shown as
-        ``/memories/file.md:LINE: text``, with very long lines trimmed around the
+        "/memories/file.md:LINE: text", with very long lines trimmed around the
         match; use view with view_range on the line numbers to read around a hit.
         Patterns use Python regex syntax and match anywhere in a line: try
-        alternatives (``alice|bob``) and ignore_case to widen a search.
+        alternatives (alice|bob) and ignore_case to widen a search.
 
         Args:
             pattern: A Python regular expression, e.g. "birthday|born" or "\bAPI key\b".

@@ -83,7 +83,7 @@ class MemoryCommands:
 
         For a file: every line of it (frontmatter included) is prefixed by its line
         number and a tab; line 1 is the first line of the file. Long files are cut
-        off with a note; read further with view_range. For a folder (``/memories``
+        off with a note; read further with view_range. For a folder (/memories
         is the root): the tree of folders and files, each file with its size and
         its one-line description, so you can pick what to open without reading it.
         Start here to survey the store.
