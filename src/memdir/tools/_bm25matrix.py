@@ -9,7 +9,7 @@ Why not bm25s's own index: it builds from per-document Python loops, about 4 s
 for 5,000 files (1.6 M tokens) on every rebuild, and the index must be rebuilt
 whenever a file changes. Here each file's term counts are computed once and
 cached by the caller; a rebuild concatenates the cached arrays and does the
-arithmetic vectorised, in tens of milliseconds.
+arithmetic vectorised, in about a tenth of a second for 5,000 files.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.sparse import coo_matrix
 
 __all__ = ["DocTerms", "TermMatrix", "doc_terms"]
 
@@ -67,10 +68,12 @@ class TermMatrix:
         avg = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
         norm = k1 * (1.0 - b + b * lengths / avg)
         weight = self.idf[term] * tf / (tf + norm[doc])
-        order = np.argsort(term, kind="stable")
-        self._rows = doc[order]
-        self._data = weight[order]
-        self._indptr = np.concatenate(([0], np.cumsum(self.df)))
+        # One row per term: scipy's conversion is a linear counting sort (an
+        # argsort of the term ids would be several times slower).
+        by_term = coo_matrix((weight, (term, doc)), shape=(n_terms, n)).tocsr()
+        self._rows = by_term.indices
+        self._data = by_term.data
+        self._indptr = by_term.indptr
 
     def scores(self, term_ids: Sequence[int]) -> _Array:
         """Each file's score for a query made of these (distinct) term ids."""
