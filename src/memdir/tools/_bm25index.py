@@ -4,7 +4,7 @@ The files are the truth; the index is a cache of them. Each search first takes a
 cheap fingerprint of the store (every markdown file's path, inode, mtime and
 size, from one directory walk) and rebuilds the index when it differs from the
 one the index was built from. Files whose fingerprint did not change keep their
-cached tokens, so a rebuild after a few edits re-reads only the edited files.
+cached term counts, so a rebuild after a few edits re-reads only the edited files.
 The index lives in memory only: rebuilding it from cached term counts takes about
 a tenth of a second for 5,000 files (see ``_bm25matrix``), so persisting it
 would buy little beyond a faster first search after a restart.
