@@ -33,7 +33,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from memdir.store import ROOT, Store
 from memdir.tools._bm25matrix import DocTerms, TermMatrix, doc_terms
 
-__all__ = ["FileIndex", "Hit", "LineMatch", "Tokenizer", "index_for"]
+__all__ = ["FileIndex", "Hit", "LineMatch", "Tokenizer", "index_for", "index_text"]
 
 _WORD: Final = re.compile(r"(?u)\b\w\w+\b")
 _FRONTMATTER_KEY: Final = re.compile(r"(?m)^[ \t]*[\w-]+:")
