@@ -10,7 +10,7 @@ import pytest
 from memdir.store import Store
 from memdir.tools import ToolSet, make_toolset
 from memdir.tools._memory import folder_set, read_set, write_set
-from memdir.tools._view import MAX_VIEW_LINES
+from memdir.tools._view import MAX_LINE_VIEW_CHARS, MAX_VIEW_LINES
 
 ALICE = (
     "---\nname: alice\ndescription: Alice, a colleague\n---\n"
@@ -121,6 +121,14 @@ async def test_view_long_file_is_cut_with_a_note(store: Store, tools: ToolSet) -
     assert f"Output cut after line {MAX_VIEW_LINES}" in text
     assert "view_range" in text
     assert len(text.splitlines()) == MAX_VIEW_LINES + 1
+
+
+async def test_view_huge_single_line_is_summarised(store: Store, tools: ToolSet) -> None:
+    huge = "z" * (MAX_LINE_VIEW_CHARS * 4)
+    store.write("/memories/wide.md", f"---\nname: wide\ndescription: d\n---\n{huge}\nlast\n")
+    text = await ok(tools, "view", path="/memories/wide.md")
+    assert f"{MAX_LINE_VIEW_CHARS * 3:,} more characters on this line" in text
+    assert text.endswith("     6\tlast")
 
 
 async def test_view_errors(filled: Store, tools: ToolSet) -> None:

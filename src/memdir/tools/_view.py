@@ -5,6 +5,7 @@ from __future__ import annotations
 from memdir.store import ROOT, Entry, Store, StorePath
 
 __all__ = [
+    "MAX_LINE_VIEW_CHARS",
     "MAX_LISTING_ENTRIES",
     "MAX_VIEW_CHARS",
     "MAX_VIEW_LINES",
@@ -17,6 +18,8 @@ MAX_VIEW_LINES = 1000
 """Most lines one ``view`` of a file shows before asking for a ``view_range``."""
 MAX_VIEW_CHARS = 60_000
 """Most characters one ``view`` of a file shows before asking for a ``view_range``."""
+MAX_LINE_VIEW_CHARS = 20_000
+"""Longest single line ``view`` shows in full; the rest of it is summarised."""
 MAX_LISTING_ENTRIES = 300
 """A folder listing with more entries than this is shown two levels deep."""
 
@@ -40,6 +43,11 @@ def number_capped(path: str, lines: list[str], first: int) -> str:
     shown: list[str] = []
     size = 0
     for line in lines:
+        if len(line) > MAX_LINE_VIEW_CHARS:
+            line = (
+                line[:MAX_LINE_VIEW_CHARS]
+                + f" [... {len(line) - MAX_LINE_VIEW_CHARS:,} more characters on this line]"
+            )
         if len(shown) >= MAX_VIEW_LINES or size + len(line) > MAX_VIEW_CHARS:
             break
         shown.append(line)
