@@ -78,21 +78,8 @@ def render_listing(store: Store, folder: StorePath) -> str:
     Small trees are shown whole; a tree with more than :data:`MAX_LISTING_ENTRIES`
     entries is shown two levels deep, each deeper folder with its file count.
     """
-    shallow = store.walk(folder.virtual, max_depth=2)
-    counts: dict[str, int] = {}
-    total = 0
-    deep = False
-    for entry in store.walk(folder.virtual, describe=False):
-        if entry.is_dir:
-            continue
-        total += 1
-        if entry.depth > 2:
-            deep = True
-            # Count the file under its ancestor at depth 2, the deepest folder shown.
-            parts = entry.path[len(folder.virtual) + 1 :].split("/")
-            key = f"{folder.virtual}/{parts[0]}/{parts[1]}"
-            counts[key] = counts.get(key, 0) + 1
-    if total == 0 and not shallow:
+    everything = store.walk(folder.virtual, describe=False)
+    if not everything:
         if folder.is_root:
             return (
                 f"{ROOT} is empty: the store holds no files yet. Add one with create, e.g. "
@@ -100,25 +87,33 @@ def render_listing(store: Store, folder: StorePath) -> str:
                 "description: <one line>\\n---\\n...')."
             )
         return f"{folder.virtual} is an empty folder."
-    folders = sum(1 for e in shallow if e.is_dir)
-    if deep and total + len(counts) > MAX_LISTING_ENTRIES:
-        entries = shallow
-        note = (
-            f"{folder.virtual}: {total} files. Showing two levels; view a subfolder to see "
-            "inside the folders marked with a file count."
+    total = sum(1 for e in everything if not e.is_dir)
+    folders = len(everything) - total
+    counts: dict[str, int] = {}
+    if len(everything) > MAX_LISTING_ENTRIES:
+        for entry in everything:
+            if not entry.is_dir and entry.depth > 2:
+                # Count the file under its ancestor at depth 2, the deepest folder shown.
+                parts = entry.path[len(folder.virtual) + 1 :].split("/")
+                key = f"{folder.virtual}/{parts[0]}/{parts[1]}"
+                counts[key] = counts.get(key, 0) + 1
+    head = f"{folder.virtual}: {total} file(s) in {folders} folder(s) (size, description)"
+    if counts:
+        entries = store.walk(folder.virtual, max_depth=2)
+        head += (
+            ". Showing two levels; view a subfolder to see inside the folders marked with "
+            "a file count:"
         )
     else:
         entries = store.walk(folder.virtual)
-        counts = {}
-        folders = sum(1 for e in entries if e.is_dir)
-        note = f"{folder.virtual}: {total} file(s) in {folders} folder(s) (size, description):"
-    lines = [note]
-    for entry in entries[: MAX_LISTING_ENTRIES * 2]:
-        lines.append(_entry_line(entry, counts))
-    if len(entries) > MAX_LISTING_ENTRIES * 2:
+        head += ":"
+    lines = [head]
+    limit = MAX_LISTING_ENTRIES * 2
+    lines.extend(_entry_line(entry, counts) for entry in entries[:limit])
+    if len(entries) > limit:
         lines.append(
-            f"[{len(entries) - MAX_LISTING_ENTRIES * 2} more entries not shown; view a "
-            "subfolder or use grep to narrow down.]"
+            f"[{len(entries) - limit} more entries not shown; view a subfolder or use grep "
+            "to narrow down.]"
         )
     return "\n".join(lines)
 
