@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from memdir.store import (
     DESCRIPTION_MAX_CHARS,
     Frontmatter,
+    Store,
     parse_document,
     parse_file,
     render_file,
@@ -101,3 +104,22 @@ def test_skill_metadata_schema() -> None:
 )
 def test_slugify(text: str, slug: str) -> None:
     assert slugify(text) == slug
+
+
+def test_bad_metadata_is_reported_once() -> None:
+    defects = parse_file("---\nname: a\ndescription: x\nmetadata: 5\n---\n", "a").defects
+    assert [d.code for d in defects] == ["bad-metadata"]
+
+
+def test_description_must_be_text() -> None:
+    defects = parse_file("---\nname: a\ndescription: [x, y]\n---\n", "a").defects
+    assert [d.code for d in defects] == ["bad-description"]
+
+
+def test_a_byte_order_mark_is_tolerated(tmp_path: Path) -> None:
+    text = "\ufeff---\nname: a\ndescription: With a BOM\n---\nbody\n"
+    parsed = parse_file(text, "a")
+    assert parsed.defects == [] and parsed.body == "body\n" and parsed.body_line == 5
+    store = Store(tmp_path / "s", create=True)
+    (store.root / "a.md").write_text(text, encoding="utf-8")
+    assert store.description("/memories/a.md") == "With a BOM"

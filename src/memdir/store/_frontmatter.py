@@ -45,6 +45,7 @@ DefectCode = Literal[
     "missing-description",
     "multiline-description",
     "long-description",
+    "bad-description",
     "bad-metadata",
 ]
 
@@ -116,7 +117,7 @@ def slugify(text: str) -> str:
 def _split(text: str) -> tuple[str | None, str, int, Defect | None]:
     """Return (header text, body, body line, defect)."""
     lines = text.split("\n")
-    if not lines or lines[0].rstrip("\r") != "---":
+    if not lines or lines[0].lstrip("\ufeff").rstrip("\r") != "---":
         return None, text, 1, Defect(
             "missing-frontmatter",
             "The file does not open with frontmatter. Line 1 must be '---', followed by "
@@ -178,7 +179,10 @@ def parse_file(text: str, stem: str | None = None) -> ParsedFile:
             {**raw, "name": str(raw.get("name", "")), "description": _desc_text(raw)}
         )
     except ValidationError as exc:
-        defects.append(Defect("bad-metadata", f"metadata must be a mapping: {exc.errors()[0]}"))
+        if not any(d.code == "bad-metadata" for d in defects):
+            defects.append(
+                Defect("bad-metadata", f"metadata must be a mapping: {exc.errors()[0]}")
+            )
         fm = None
     return ParsedFile(fm, raw, body, body_line, defects)
 
@@ -219,6 +223,11 @@ def _check_header(raw: dict[str, Any], stem: str | None) -> list[Defect]:
             Defect("missing-description",
                    "The frontmatter has no 'description'; add one short line saying "
                    "what the file holds.")
+        )
+    elif isinstance(desc, (list, dict)):
+        defects.append(
+            Defect("bad-description",
+                   "The description must be one line of plain text, not a list or mapping.")
         )
     else:
         text = str(desc)

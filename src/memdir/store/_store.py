@@ -391,11 +391,12 @@ def _read_description(host: Path) -> str | None:
             head = handle.read(_HEAD_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
+    head = head.removeprefix("\ufeff")
     if not head.startswith("---"):
         return None
     end = head.find("\n---", 3)
     if end < 0 and len(head) >= _HEAD_BYTES:
-        head = host.read_text(encoding="utf-8", errors="replace")
+        head = host.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
         end = head.find("\n---", 3)
     if end < 0:
         return None
