@@ -1,0 +1,158 @@
+"""Runs tasks in a chain: one episode per task, one JSON record per finished task.
+
+A chain lives in a folder:
+
+- ``chain.json``, the manifest: the chain's name, seed, policy, step cap and
+  task ids in order, with the order's digest;
+- ``tasks/NNN.json``, one :class:`Trajectory` per finished task (NNN is the
+  task's position in the chain), written atomically when the task ends.
+
+Running a chain again in the same folder skips the tasks already recorded, so an
+interrupted run resumes where it stopped. The manifest must match: a folder
+written for another order, policy or step cap is refused rather than mixed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from memdir.skills._env import AlfworldEnv
+from memdir.skills._families import AlfworldTask, order_digest
+from memdir.skills._policy import GiveUp, Policy, Step
+from memdir.skills._trajectory import Ending, Trajectory
+from memdir.store import atomic_write
+
+__all__ = [
+    "ChainManifest",
+    "ChainMismatchError",
+    "load_records",
+    "run_chain",
+    "run_episode",
+    "success_by_family",
+]
+
+AfterTask = Callable[[int, Trajectory], Awaitable[None]]
+
+
+class ChainMismatchError(ValueError):
+    """The chain folder holds a run of a different chain."""
+
+
+class ChainManifest(BaseModel):
+    """What a chain folder is a run of."""
+
+    schema_version: int = 1
+    name: str
+    seed: int
+    policy: str
+    max_steps: int
+    order_digest: str
+    task_ids: list[str]
+
+
+async def run_episode(env: AlfworldEnv, task: AlfworldTask, policy: Policy) -> Trajectory:
+    """Play one task with a policy until it is won, the step cap is hit, or the policy gives up."""
+    started = time.perf_counter()
+    result = await asyncio.to_thread(env.reset, task)
+    reset_seconds = env.reset_seconds
+    initial = result.observation
+    history: list[Step] = []
+    ending: Ending = "step_cap"
+    note = ""
+    while not result.done:
+        try:
+            action = await policy.act(result.observation, result.admissible_actions, history)
+        except GiveUp as stop:
+            ending, note = "gave_up", str(stop)
+            break
+        result = await asyncio.to_thread(env.step, action)
+        history.append(Step(action=action, observation=result.observation))
+    if result.won:
+        ending = "won"
+    return Trajectory(task_id=task.task_id, family=task.family, goal=task.goal,
+                      policy=policy.name, initial_observation=initial, steps=history,
+                      success=result.won, ended=ending, max_steps=env.max_steps,
+                      reset_seconds=reset_seconds,
+                      wall_seconds=time.perf_counter() - started, note=note)
+
+
+def _record_path(chain_dir: Path, position: int) -> Path:
+    return chain_dir / "tasks" / f"{position:03d}.json"
+
+
+def _check_manifest(chain_dir: Path, manifest: ChainManifest) -> None:
+    path = chain_dir / "chain.json"
+    if not path.is_file():
+        atomic_write(path, manifest.model_dump_json(indent=2).encode())
+        return
+    found = ChainManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    if found != manifest:
+        differ = [k for k in ChainManifest.model_fields
+                  if getattr(found, k) != getattr(manifest, k)]
+        raise ChainMismatchError(
+            f"{chain_dir} holds a different chain (differs in {', '.join(differ)}); "
+            "resume with the same settings or choose an empty folder")
+
+
+def load_records(chain_dir: Path) -> dict[int, Trajectory]:
+    """The finished tasks of a chain folder, by position."""
+    records = {}
+    for path in sorted((chain_dir / "tasks").glob("*.json")):
+        records[int(path.stem)] = Trajectory.model_validate_json(path.read_text(encoding="utf-8"))
+    return records
+
+
+async def run_chain(tasks: Sequence[AlfworldTask], policy: Policy, chain_dir: Path, *,
+                    env: AlfworldEnv, name: str = "full", seed: int = 0,
+                    after_task: AfterTask | None = None) -> list[Trajectory]:
+    """Run every task of a chain in order, resuming from the records already in ``chain_dir``.
+
+    Args:
+        tasks: the chain's tasks in order (e.g. :func:`full_chain_order`).
+        policy: picks the actions; its ``name`` is pinned in the manifest.
+        chain_dir: the chain's folder (created if missing).
+        env: the environment to play in; its step cap is pinned in the manifest.
+        name: the chain's name in the manifest (``full``, ``three-0``, ...).
+        seed: the seed the order came from, pinned in the manifest.
+        after_task: awaited after each newly finished task with its position and
+            record (a memory builder hooks in here); not called for skipped tasks.
+
+    Returns:
+        The records of all tasks, in chain order.
+
+    Raises:
+        ChainMismatchError: when ``chain_dir`` holds a run of another chain.
+    """
+    manifest = ChainManifest(name=name, seed=seed, policy=policy.name,
+                             max_steps=env.max_steps, order_digest=order_digest(tasks),
+                             task_ids=[t.task_id for t in tasks])
+    _check_manifest(chain_dir, manifest)
+    done = load_records(chain_dir)
+    records = []
+    for position, task in enumerate(tasks):
+        record = done.get(position)
+        if record is not None and record.task_id != task.task_id:
+            raise ChainMismatchError(f"{_record_path(chain_dir, position)} records "
+                                     f"{record.task_id}, expected {task.task_id}")
+        if record is None:
+            record = await run_episode(env, task, policy)
+            atomic_write(_record_path(chain_dir, position),
+                         record.model_dump_json(indent=1).encode())
+            if after_task is not None:
+                await after_task(position, record)
+        records.append(record)
+    return records
+
+
+def success_by_family(records: Sequence[Trajectory]) -> dict[str, tuple[int, int]]:
+    """(successes, attempts) per family, in order of first appearance."""
+    tally: dict[str, tuple[int, int]] = {}
+    for record in records:
+        won, tried = tally.get(record.family, (0, 0))
+        tally[record.family] = (won + record.success, tried + 1)
+    return tally
