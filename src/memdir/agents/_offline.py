@@ -38,6 +38,7 @@ _GREP_LINE = re.compile(r"^(/memories/\S+?\.md):(\d+): ?(.*)$")
 _VIEW_LINE = re.compile(r"^\s*(\d+)\t(.*)$")
 _LISTING = re.compile(r"^\s*(\S+\.md) \([^)]*\) - (.*)$")
 _OPTION = re.compile(r"\(([a-h])\)\s*([^()]+?)(?=\s*\([a-h]\)|$)", re.DOTALL)
+_HEADER = re.compile(r"^(name|description|metadata):")
 _MAX_TERMS = 6
 _MAX_READS = 3
 
@@ -71,7 +72,12 @@ def question_terms(question: str) -> list[str]:
         # Longer words and names are more distinctive; earlier words break ties.
         weight = len(term) + (3 if word[0].isupper() and index > 0 else 0) - index * 0.01
         seen[term] = max(seen.get(term, 0.0), weight)
-    return sorted(seen, key=lambda t: -seen[t])[:_MAX_TERMS]
+    terms = sorted(seen, key=lambda t: -seen[t])[:_MAX_TERMS]
+    for _, option in _OPTION.findall(question):
+        words = [_stem(w.lower()) for w in _WORD.findall(option)
+                 if w.lower() not in _STOP and len(w) >= 3]
+        terms.extend(w for w in sorted(words, key=len, reverse=True)[:2] if w not in terms)
+    return terms
 
 
 def _question(messages: Sequence[ChatMessage]) -> str:
@@ -122,7 +128,8 @@ def _score_hits(results: dict[str, str], terms: list[str]) -> list[_Hit]:
         for row in rows:
             key = (row.group(1), int(row.group(2)))
             hit = hits.setdefault(key, _Hit(key[0], key[1], row.group(3)))
-            hit.score += weight
+            # A header line (name, description) routes a reader but rarely answers.
+            hit.score += weight / 2 if _HEADER.match(row.group(3)) else weight
             hit.terms.add(term)
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.path, h.line))
     return ranked
@@ -210,7 +217,8 @@ def _compose(question: str, hits: list[_Hit], lines: dict[tuple[str, int], str],
             answer = f"{answer} (said on {date.group(0)})"
     cite = f"L{hit.line}" if last == hit.line else f"L{hit.line}-{last}"
     answer = f"{answer} [{hit.path}:{cite}]"
-    option = _choose_option(question, answer)
+    evidence = " ".join([*lines.values(), *(h.text for h in hits[:_MAX_READS])])
+    option = _choose_option(question, evidence)
     if option is not None:
         answer = f"{option} - {answer}"
     return f"{BASELINE_LABEL} {answer}"

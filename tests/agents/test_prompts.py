@@ -1,0 +1,70 @@
+"""Prompts: package data built from shared blocks, hashed, filled."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from memdir.agents import ROLE_NAMES, load_prompt, prompt_blocks, prompt_names, role_config
+
+SEARCH = ["search-hierarchical", "search-foldered", "search-flat", "search-chunk"]
+
+
+def test_every_prompt_loads_and_hashes_its_final_text() -> None:
+    fields = {
+        "execution": {"task": "t", "guidance": "g"},
+        "judge-correctness": {"question": "q", "gold": "g", "answer": "a"},
+        "judge-attribution": {"question": "q", "answer": "a", "cited": "c"},
+        "turn-chunk": {"label": "l", "chunk": "c"},
+        "turn-question": {"question": "q"},
+        "turn-task": {"task": "t"},
+    }
+    for name in prompt_names():
+        prompt = load_prompt(name, **fields.get(name, {}))
+        assert prompt.sha256 == hashlib.sha256(prompt.text.encode()).hexdigest()
+        assert "{{" not in prompt.text, name
+        assert len(prompt.text) > 20
+
+
+def test_search_variants_share_every_block_but_the_store_form() -> None:
+    blocks = {name: prompt_blocks(name) for name in SEARCH}
+    for name, used in blocks.items():
+        variant = name.removeprefix("search-")
+        assert used == ["search-intro", f"store-{variant}", "search-method", "citations",
+                        "answer", "budget"]
+    assert len({load_prompt(n).sha256 for n in SEARCH}) == len(SEARCH)
+    assert "answer" in prompt_blocks("search-closed-book")
+
+
+def test_management_variants_differ_only_in_the_locator_block() -> None:
+    a = prompt_blocks("management-conversation")
+    b = prompt_blocks("management-blocks")
+    assert [x for x in a if x != "locator-sessions"] == [x for x in b if x != "locator-blocks"]
+    assert "[S5T3]" in load_prompt("management-conversation").text
+    assert "[B4M7]" in load_prompt("management-blocks").text
+
+
+def test_reorganizers_differ_by_exactly_one_rule() -> None:
+    preserve = prompt_blocks("reorganize-preserve")
+    condense = prompt_blocks("reorganize-condense")
+    assert [b for b in preserve if b != "keep-every-fact"] == condense
+    assert len(preserve) == len(condense) + 1
+    assert "Keep every fact" in load_prompt("reorganize-preserve").text
+    assert "Keep every fact" not in load_prompt("reorganize-condense").text
+
+
+def test_fields_are_checked_and_values_are_not_reexpanded() -> None:
+    with pytest.raises(ValueError, match="missing"):
+        load_prompt("turn-question")
+    with pytest.raises(ValueError, match="unexpected"):
+        load_prompt("turn-question", question="q", extra="x")
+    with pytest.raises(ValueError, match="unknown prompt"):
+        load_prompt("nope")
+    p = load_prompt("turn-question", question="what is {{question}}?")
+    assert "what is {{question}}?" in p.text
+
+
+def test_every_role_names_a_real_prompt() -> None:
+    for role in ROLE_NAMES:
+        assert role_config(role).prompt in prompt_names()
