@@ -126,6 +126,17 @@ def test_sync_wrapper(adapter: MemoryToolAdapter) -> None:
                       "content": "Created /memories/prefs.md (6 lines).", "is_error": False}
 
 
+def test_objects_with_block_attributes_work(adapter: MemoryToolAdapter) -> None:
+    class Block:
+        type = "tool_use"
+        id = "toolu_09"
+        name = "memory"
+        input = {"command": "view", "path": "/memories"}
+
+    result = adapter.handle_sync(Block())
+    assert result["tool_use_id"] == "toolu_09" and not result["is_error"]
+
+
 def test_parse_command() -> None:
     assert parse_command({"command": "view", "path": "/memories"}) == ViewCommand(
         command="view", path="/memories"
@@ -163,3 +174,7 @@ def test_shapes_agree_with_the_anthropic_sdk(adapter: MemoryToolAdapter) -> None
     result = adapter.handle_sync(block("view", path="/memories"))
     checked = TypeAdapter(beta.BetaToolResultBlockParam).validate_python(result)
     assert checked["tool_use_id"] == "toolu_01"
+    sdk_block = beta.BetaToolUseBlock(type="tool_use", id="toolu_02", name="memory",
+                                      input={"command": "view", "path": "/memories"})
+    answer = adapter.handle_sync(sdk_block)
+    assert answer["tool_use_id"] == "toolu_02" and not answer["is_error"]

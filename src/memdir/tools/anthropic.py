@@ -8,7 +8,7 @@ Declare :data:`MEMORY_TOOL` in a Messages API request (it is the
     adapter = MemoryToolAdapter(Store("~/agent-memory", create=True))
     for block in response.content:
         if block.type == "tool_use" and block.name == "memory":
-            results.append(adapter.handle_sync(block.model_dump()))
+            results.append(adapter.handle_sync(block))
 
 Every command runs through ``MemoryCommands`` (``memdir.tools._memory``), the code
 the memdir tool sets and the MCP server use. This module works on plain dicts
@@ -166,12 +166,13 @@ class MemoryToolAdapter:
             case _:
                 assert_never(command)
 
-    async def handle(self, block: Mapping[str, Any]) -> dict[str, Any]:
+    async def handle(self, block: Mapping[str, Any] | object) -> dict[str, Any]:
         """Answer a ``tool_use`` block with a ``tool_result`` block.
 
         Args:
-            block: The tool_use block as a dict: ``type``, ``id``, ``name`` ("memory")
-                and ``input``.
+            block: The tool_use block: a dict with ``type``, ``id``, ``name``
+                ("memory") and ``input``, or any object with those attributes (such
+                as the SDK's own block objects).
 
         Returns:
             ``{"type": "tool_result", "tool_use_id": ..., "content": ..., "is_error": ...}``;
@@ -181,6 +182,8 @@ class MemoryToolAdapter:
             ValueError: The block is not a tool_use block of the memory tool (a routing
                 mistake of the caller, not of the model).
         """
+        if not isinstance(block, Mapping):
+            block = {key: getattr(block, key, None) for key in ("type", "id", "name", "input")}
         if block.get("type") != "tool_use" or not isinstance(block.get("id"), str):
             raise ValueError("expected a tool_use block with an 'id'")
         if block.get("name") != MEMORY_TOOL["name"]:
@@ -197,6 +200,6 @@ class MemoryToolAdapter:
             "is_error": is_error,
         }
 
-    def handle_sync(self, block: Mapping[str, Any]) -> dict[str, Any]:
+    def handle_sync(self, block: Mapping[str, Any] | object) -> dict[str, Any]:
         """:meth:`handle` for code without an event loop (it starts one per call)."""
         return asyncio.run(self.handle(block))
