@@ -23,6 +23,7 @@ set of units sharing its parent node (its file, folder or enclosing heading).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from scipy import sparse
@@ -84,6 +85,12 @@ def _label_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+@lru_cache(maxsize=256)
+def _pairs_of(size: int) -> tuple[np.ndarray, np.ndarray]:
+    left, right = np.triu_indices(size, k=1)
+    return left, right
+
+
 def _sibling_pairs(tree: StoreTree) -> tuple[list[int], np.ndarray, np.ndarray]:
     """Internal nodes with two or more children, and all their child pairs (node ids)."""
     parents: list[int] = []
@@ -92,7 +99,7 @@ def _sibling_pairs(tree: StoreTree) -> tuple[list[int], np.ndarray, np.ndarray]:
     for node in tree.nodes:
         if len(node.children) < 2:
             continue
-        a, b = np.triu_indices(len(node.children), k=1)
+        a, b = _pairs_of(len(node.children))
         children = np.asarray(node.children)
         parents.append(node.id)
         left.append(children[a])
