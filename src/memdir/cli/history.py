@@ -81,7 +81,8 @@ def log(
         typer.echo(json.dumps([asdict(s) for s in steps], indent=2))
         return
     for s in steps:
-        typer.echo(f"{s.index:>4}  {s.commit[:10]}  {s.time}  {s.message.splitlines()[0]}")
+        title = s.message.split("\n", 1)[0]
+        typer.echo(f"{s.index:>4}  {s.commit[:10]}  {s.time}  {title}")
 
 
 @history_app.command("show")
