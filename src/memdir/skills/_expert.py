@@ -14,8 +14,12 @@ game executed, which its inventory bookkeeping recognises (it looks for the word
 "put"); with the ``move`` form that bookkeeping never fires, and the expert
 loses track of what it holds after the first placement of a two-object task.
 
-Like ALFWorld's own wrapper, the expert opens every episode with ``look`` and
-answers ``look`` whenever its choice is not admissible. It draws on Python's
+In these files receptacles can share a location (two shelves at one spot); once
+there, the game offers ``go to`` for neither, and shows only the first one's
+contents. When the expert asks to go to such a neighbour, we play ``examine X``
+instead (it shows X's contents or says it is closed) and tell the expert it went
+there. Otherwise, like ALFWorld's own wrapper, the expert opens every episode
+with ``look`` and answers ``look`` whenever its choice is not admissible. It draws on Python's
 global random generator; each episode gets its own seeded generator state,
 swapped in around every call, so runs are reproducible and other users of
 ``random`` are undisturbed.
@@ -66,6 +70,7 @@ class ExpertPolicy:
         self._seed = seed
         self._agent: Any = self._expert_module.HandCodedTWAgent(max_steps=200)
         self._rng_state: Any = None
+        self._stand_in: tuple[str, str] | None = None  # (played, what the expert asked)
 
     async def act(self, observation: str, admissible_actions: Sequence[str],
                   history: Sequence[Step]) -> str:
@@ -81,13 +86,23 @@ class ExpertPolicy:
         moves = {to_move(command): command for command in admissible_actions}
         view = {"feedback": observation, "admissible_commands": list(moves),
                 "facts": state["facts"], "won": bool(state["won"])}
+        last = history[-1].action
+        if self._stand_in is not None and self._stand_in[0] == last:
+            last = self._stand_in[1]
+        self._stand_in = None
         stops = (self._expert_module.HandCodedAgentFailed,
                  self._expert_module.HandCodedAgentTimeout)
         try:
-            choice = self._call(self._agent.act, view, 0, view["won"], history[-1].action)
+            choice = str(self._call(self._agent.act, view, 0, view["won"], last))
         except stops as err:
             raise GiveUp(f"the handcoded expert stopped: {type(err).__name__}") from err
-        return moves.get(str(choice), "look")
+        if choice in moves:
+            return moves[choice]
+        nearby = "examine " + choice.removeprefix("go to ")
+        if choice.startswith("go to ") and nearby in moves:
+            self._stand_in = (nearby, choice)
+            return nearby
+        return "look"
 
     def _call(self, fn: Any, *args: Any) -> Any:
         outside = random.getstate()
