@@ -179,3 +179,11 @@ def test_concurrent_processes_lose_no_update(tmp_path: Path) -> None:
     final = store.read("/memories/counter.md").rsplit("\n", 2)[1]
     assert int(final) == workers * increments
     assert _leftovers(store.root) == []
+
+
+def test_read_keeps_line_endings_exactly(store: Store) -> None:
+    data = "---\r\nname: crlf\r\ndescription: d\r\n---\r\nold\r\nlone\rcr\n"
+    (store.root / "crlf.md").write_bytes(data.encode())
+    assert store.read("/memories/crlf.md") == data
+    store.edit("/memories/crlf.md", lambda text: text.replace("old", "new"))
+    assert (store.root / "crlf.md").read_bytes() == data.replace("old", "new").encode()

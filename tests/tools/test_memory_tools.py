@@ -245,6 +245,16 @@ async def test_insert_above_header_is_refused(filled: Store, tools: ToolSet) -> 
     assert filled.read("/memories/people/alice.md") == ALICE
 
 
+async def test_crlf_files_keep_their_line_endings(store: Store, tools: ToolSet) -> None:
+    data = "---\r\nname: w\r\ndescription: d\r\n---\r\none\r\ntwo\r\n"
+    (store.root / "w.md").write_bytes(data.encode())
+    view = await ok(tools, "view", path="/memories/w.md")
+    assert "\r" not in view and view.endswith("     6\ttwo")
+    await ok(tools, "str_replace", path="/memories/w.md", old_str="one\ntwo", new_str="1\n2")
+    await ok(tools, "insert", path="/memories/w.md", insert_line=6, insert_text="3")
+    assert (store.root / "w.md").read_bytes() == data.replace("one\r\ntwo", "1\r\n2\r\n3").encode()
+
+
 # -- delete -------------------------------------------------------------------
 
 
@@ -266,6 +276,24 @@ async def test_rename_updates_the_name_for_a_new_stem(filled: Store, tools: Tool
              new_path="/memories/work/alice-smith.md")
     text = filled.read("/memories/work/alice-smith.md")
     assert text == ALICE.replace("name: alice\n", "name: alice-smith\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("---\r\nname: old\r\ndescription: d\r\n---\r\nbody\r\n",
+         "---\r\nname: new\r\ndescription: d\r\n---\r\nbody\r\n"),
+        ('---\n"name": old\ndescription: d\nextra: 1\n---\nbody\n',
+         "---\nname: new\ndescription: d\nextra: 1\n---\nbody\n"),
+        ("no header at all\n", "no header at all\n"),
+    ],
+)
+async def test_rename_name_update_edge_cases(
+    store: Store, tools: ToolSet, text: str, expected: str
+) -> None:
+    (store.root / "old.md").write_bytes(text.encode())
+    await ok(tools, "rename", old_path="/memories/old.md", new_path="/memories/new.md")
+    assert (store.root / "new.md").read_bytes().decode() == expected
 
 
 async def test_rename_keeps_bytes_when_the_stem_stays(filled: Store, tools: ToolSet) -> None:

@@ -135,7 +135,7 @@ class Store:
         """
         target = self.resolve(path, "file")
         try:
-            return target.host.read_text(encoding="utf-8")
+            return target.host.read_bytes().decode("utf-8")  # no newline translation
         except FileNotFoundError:
             raise NotFoundError(self._missing(target.virtual)) from None
         except IsADirectoryError:

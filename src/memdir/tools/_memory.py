@@ -9,12 +9,14 @@ the Anthropic adapter all call these methods, so every front end behaves alike.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from memdir.store import (
     ROOT,
     NotFoundError,
     Store,
     parse_file,
+    render_file,
     slugify,
 )
 from memdir.tools._grep import grep_tool
@@ -25,7 +27,7 @@ from memdir.tools._view import number_capped, number_lines, render_listing, spli
 __all__ = ["MemoryCommands", "folder_set", "read_set", "read_specs", "write_set"]
 
 _HEADER_EXAMPLE = "---\nname: {stem}\ndescription: <one line saying what the file holds>\n---\n"
-_NAME_LINE = re.compile(r"^name:[ \t]*.*$", re.MULTILINE)
+_NAME_LINE = re.compile(r"^name:[ \t]*[^\r\n]*", re.MULTILINE)
 _NUMBERED = re.compile(r"^ *\d+\t")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -181,7 +183,7 @@ class MemoryCommands:
             result["first"] = text.count("\n", 0, starts[0]) + 1
             return new
 
-        self.store.edit(virtual, change)
+        self.store.edit(virtual, _keeping_crlf(change))
         new_text = self.store.read(virtual)
         first = result["first"]
         last = first + new_str.count("\n")
@@ -215,7 +217,7 @@ class MemoryCommands:
             _check_edit(virtual, text, new)
             return new
 
-        self.store.edit(virtual, change)
+        self.store.edit(virtual, _keeping_crlf(change))
         new_text = self.store.read(virtual)
         count = len(split_lines(insert_text) or [""])
         first = insert_line + 1
@@ -296,6 +298,21 @@ class MemoryCommands:
         return f"Moved {src.virtual} to {dst.virtual}."
 
 
+def _keeping_crlf(change: Callable[[str], str]) -> Callable[[str], str]:
+    """Run ``change`` on a file with Windows line endings as if they were plain newlines.
+
+    view shows lines without their carriage returns, so the text a model copies
+    from it has plain newlines; the edited file gets its CRLF endings back.
+    """
+
+    def wrapped(text: str) -> str:
+        if "\r\n" not in text or text.count("\n") != text.count("\r\n"):
+            return change(text)
+        return change(text.replace("\r\n", "\n")).replace("\n", "\r\n")
+
+    return wrapped
+
+
 def _occurrences(text: str, needle: str) -> list[int]:
     starts: list[int] = []
     index = text.find(needle)
@@ -321,16 +338,26 @@ def _check_range(path: str, view_range: list[int], count: int) -> tuple[int, int
 
 
 def _set_name(text: str, stem: str) -> str:
-    """Point the frontmatter ``name`` at a new stem, leaving every other byte alone."""
-    if parse_file(text).frontmatter is None:
+    """Point the frontmatter ``name`` at a new stem, leaving every other byte alone.
+
+    The ``name:`` line is rewritten in place; a header too unusual for that (no
+    such line, or a quoted key) is re-rendered instead. A file without a usable
+    header is left as it is.
+    """
+    parsed = parse_file(text)
+    if parsed.frontmatter is None:
         return text
     lines = text.split("\n")
     close = next(i for i in range(1, len(lines)) if lines[i].rstrip("\r") == "---")
     header = "\n".join(lines[1:close])
     new_header, count = _NAME_LINE.subn(f"name: {stem}", header, count=1)
-    if count == 0:
-        new_header = f"name: {stem}\n{header}" if header else f"name: {stem}"
-    return "\n".join([lines[0], new_header, *lines[close:]])
+    if count == 1:
+        new_text = "\n".join([lines[0], new_header, *lines[close:]])
+        check = parse_file(new_text, stem).frontmatter
+        if check is not None and check.name == stem:
+            return new_text
+    fm = parsed.frontmatter.model_copy(update={"name": stem})
+    return render_file(fm, parsed.body)
 
 
 def read_specs(store: Store) -> list[ToolSpec]:

@@ -34,8 +34,10 @@ def split_lines(text: str) -> list[str]:
 
 
 def number_lines(lines: list[str], first: int) -> str:
-    """Lines prefixed by their number (right-aligned) and a tab."""
-    return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, start=first))
+    """Lines prefixed by their number (right-aligned) and a tab; a line's final CR is hidden."""
+    return "\n".join(
+        f"{number:>6}\t{line.removesuffix(chr(13))}" for number, line in enumerate(lines, first)
+    )
 
 
 def number_capped(path: str, lines: list[str], first: int) -> str:
