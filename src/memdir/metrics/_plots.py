@@ -155,6 +155,7 @@ def draw_tree_png(tree: StoreTree, path: str | Path, *, max_labels: int = 300) -
         if label_all or node.kind in ("root", "file"):
             ax.annotate(_display(node)[:40], (xs[node.id], -node.depth), fontsize=6,
                         rotation=35, xytext=(3, 3), textcoords="offset points")
+    ax.margins(x=0.05, y=0.15)
     ax.set_yticks([-d for d in range(depth + 1)], [str(d) for d in range(depth + 1)])
     ax.set_ylabel("depth")
     ax.set_xticks([])
