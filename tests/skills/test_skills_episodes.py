@@ -24,9 +24,10 @@ from memdir.skills import (
     run_episode,
 )
 
-# Two of the quickest games for the expert (about 10 steps each).
+# A quick game that ends in two legacy puts (10 steps), and one whose shelves share
+# locations, which the expert only wins in 50 steps by examining the neighbours.
 PICK_TWO = "pick_two_obj_and_place-ToiletPaper-None-Toilet-408/trial_T20190909_080302_174780"
-LOOK_AT = "look_at_obj_in_light-KeyChain-None-DeskLamp-327/trial_T20190906_202601_548273"
+LOOK_AT = "look_at_obj_in_light-Vase-None-DeskLamp-303/trial_T20190907_150418_457594"
 
 
 class Scripted:
@@ -79,6 +80,7 @@ def test_expert_wins_real_games_through_the_legacy_put(chain: tuple[Path, list[T
         assert record.reset_seconds > 0 and record.wall_seconds >= record.reset_seconds
     puts = [s.action for s in records[0].steps if s.action.startswith("put ")]
     assert len(puts) == 2 and all(" in/on toilet 1" in p for p in puts)
+    assert any(s.action.startswith("examine shelf") for s in records[1].steps)
     assert sorted(p.name for p in (folder / "tasks").iterdir()) == ["000.json", "001.json"]
     assert load_records(folder) == dict(enumerate(records))
 
@@ -95,11 +97,11 @@ async def test_rerun_skips_finished_tasks_and_resumes_missing_ones(
     again = await run_chain(games, ExpertPolicy(env), folder, env=env, name="test",
                             after_task=note)
     assert again == records and ran == []
-    (folder / "tasks" / "001.json").unlink()
+    (folder / "tasks" / "000.json").unlink()
     again = await run_chain(games, ExpertPolicy(env), folder, env=env, name="test",
                             after_task=note)
-    assert ran == [1]
-    assert [s.action for s in again[1].steps] == [s.action for s in records[1].steps]
+    assert ran == [0]
+    assert [s.action for s in again[0].steps] == [s.action for s in records[0].steps]
     with pytest.raises(ChainMismatchError, match="differs in order_digest, task_ids"):
         await run_chain(games[::-1], ExpertPolicy(env), folder, env=env, name="test")
 
