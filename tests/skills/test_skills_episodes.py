@@ -109,6 +109,10 @@ async def test_rerun_skips_finished_tasks_and_resumes_missing_ones(
 async def test_step_cap_give_up_and_unknown_commands(games: list[AlfworldTask],
                                                      env: AlfworldEnv) -> None:
     capped = AlfworldEnv(max_steps=3)
+    with pytest.raises(EnvError, match="no game loaded"):
+        capped.step("look")
+    with pytest.raises(ValueError, match="at least 1"):
+        AlfworldEnv(max_steps=0)
     record = await run_episode(capped, games[1], Scripted("dance wildly"))
     assert (record.success, record.ended, record.steps_used) == (False, "step_cap", 3)
     assert {s.observation for s in record.steps} == {"Nothing happens."}

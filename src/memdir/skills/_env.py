@@ -111,6 +111,7 @@ class AlfworldEnv:
         """Load a task's game and start it; ``reset_seconds`` records how long that took."""
         started = time.perf_counter()
         if self._task is None or self._task.game_file != task.game_file:
+            self._task = None  # a failed load must not pass for the previous game
             self._env.load(str(task.game_file))
         self._state = self._env.reset()
         _playing[:] = [self]
@@ -120,7 +121,9 @@ class AlfworldEnv:
 
     def step(self, action: str) -> StepResult:
         """Carry out one action; a command the game does not know answers "Nothing happens."."""
-        if self._state is None or self._done:
+        if self._state is None:
+            raise EnvError("no game loaded yet: call reset(task) first")
+        if self._done:
             raise EnvError("the episode is over (won or out of steps): call reset(task)")
         if _playing != [self]:
             raise EnvError("another AlfworldEnv has loaded a game since this one's reset, and "
