@@ -207,9 +207,11 @@ def _compose(question: str, hits: list[_Hit], lines: dict[tuple[str, int], str],
     text = lines.get((hit.path, hit.line), hit.text)
     last = hit.line
     follow = lines.get((hit.path, hit.line + 1))
-    if text.rstrip().endswith("?") and follow is not None:
-        # A question's answer is usually the next turn.
+    if follow is not None and (text.rstrip().endswith("?") or text.lstrip().startswith("#")):
+        # A question's answer is usually the next turn; a heading's, the line under it.
         text, last = follow, hit.line + 1
+        if not text.strip() and (hit.path, hit.line + 2) in lines:
+            text, last = lines[(hit.path, hit.line + 2)], hit.line + 2
     answer = _best_sentence(text, terms)
     if question.lower().startswith("when"):
         date = _DATE.search(descriptions.get(hit.path.rsplit("/", 1)[-1], ""))

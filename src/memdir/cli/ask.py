@@ -1,0 +1,129 @@
+"""``memdir ask``: answer a question from a store with the search agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from memdir.agents import (
+    OFFLINE_MODEL,
+    SEARCH_VARIANTS,
+    AgentError,
+    Answer,
+    PriceTable,
+    ask,
+    role_config,
+)
+from memdir.cli._common import ExitCode, console, err_console, fail, open_store
+from memdir.config import get_settings
+
+__all__ = ["ask_command", "format_cost", "register"]
+
+
+def format_cost(cost: float | None, model: str) -> str:
+    """A cost for people: dollars, or why it is unknown."""
+    if cost is None:
+        return f"unknown (no price for {model}; add one with --prices FILE)"
+    return f"${cost:.4f}"
+
+
+def _print(answer: Answer) -> None:
+    if answer.zero_cost_baseline:
+        err_console.print(
+            "[yellow]note:[/] answered by the offline grep-reader, a deterministic zero-cost "
+            "baseline that uses no LLM. Set --model or MEMDIR_MODEL for a real search agent."
+        )
+    console.print(escape(answer.text))
+    if answer.citations:
+        console.print()
+        for c in answer.citations:
+            problem = escape(c.problem or "")
+            mark = "[green]ok[/]" if c.resolved else f"[red]not found[/] ({problem})"
+            console.print(f"  {escape(c.raw)} {mark}")
+    rec = answer.records[0]
+    u = answer.usage
+    err_console.print(
+        f"[dim]{answer.model}: {rec.rounds} round(s), {rec.tool_call_count} tool call(s); "
+        f"tokens in {u.input:,} (cached {u.cached_input:,}), out {u.output:,} "
+        f"(reasoning {u.reasoning:,}); cost {escape(format_cost(answer.cost, answer.model))}"
+        + ("; budget exhausted, final answer forced" if rec.budget_exhausted else "") + "[/]"
+    )
+
+
+def ask_command(
+    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    question: Annotated[str, typer.Argument(help="The question; options may follow inline.")],
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="provider/model (default: MEMDIR_MODEL; without "
+                     f"one, the offline {OFFLINE_MODEL} baseline)."),
+    ] = None,
+    variant: Annotated[
+        str, typer.Option("--variant", help=f"Store form: {', '.join(SEARCH_VARIANTS)}.")
+    ] = "hierarchical",
+    max_rounds: Annotated[
+        int | None, typer.Option("--max-rounds", min=1, help="Tool-round budget (default 40).")
+    ] = None,
+    prices: Annotated[
+        Path | None, typer.Option("--prices", help="YAML price table merged over the defaults.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the answer, citations, usage and records as JSON.")
+    ] = False,
+) -> None:
+    """Answer a question from the store, citing the files it read.
+
+    The search agent surveys the store, greps, reads what it needs, and answers
+    with citations such as [/memories/people/ana.md:L10-12]; each citation is
+    checked against the store and marked ok or not found. Without --model and
+    without MEMDIR_MODEL the offline grep-reader answers instead: a deterministic
+    baseline that calls no LLM and costs nothing, labelled as such.
+
+    Exit status: 0 answered with every citation resolving, 1 answered but some
+    citation does not resolve, 2 could not answer (no store, bad option, a model
+    error that survived retries).
+
+    For example:
+
+        memdir ask ./memories "Where does Maya work now?"
+
+        MEMDIR_MODEL=openai/gpt-5.4-mini memdir ask ./memories "When is the wedding?" --json
+    """
+    if variant not in SEARCH_VARIANTS:
+        fail(f"unknown variant {variant!r}.", f"choose one of: {', '.join(SEARCH_VARIANTS)}.")
+    store = open_store(store_path) if variant != "closed-book" else None
+    chosen = model or get_settings().model or OFFLINE_MODEL
+    try:
+        table = PriceTable.load(prices)
+        role = None
+        if max_rounds is not None:
+            tools = {"chunk": "chunk", "closed-book": None}.get(variant, "read")
+            role = role_config("search", prompt=f"search-{variant}", toolset=tools,
+                               max_rounds=max_rounds)
+        answer = asyncio.run(ask(store, question, chosen, variant=variant,  # type: ignore[arg-type]
+                                 role=role, prices=table))
+    except AgentError as exc:
+        fail(str(exc), "check the model name and its API key, or try again later.")
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        data = answer.model_dump(mode="json")
+        data["baseline_note"] = (
+            "offline grep-reader: zero-cost baseline, no LLM" if answer.zero_cost_baseline
+            else None
+        )
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print(answer)
+    if not answer.citations_resolve:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``ask`` to the command line."""
+    app.command("ask")(ask_command)

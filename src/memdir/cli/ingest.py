@@ -1,0 +1,129 @@
+"""``memdir ingest``: fold a conversation into a store with the management agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn
+
+from memdir.agents import (
+    ChunkOutcome,
+    IngestError,
+    PriceTable,
+    chunk_conversation,
+    ingest,
+    load_conversation,
+)
+from memdir.cli._common import console, err_console, fail
+from memdir.cli.ask import format_cost
+from memdir.config import get_settings
+from memdir.store import Store, StoreError
+
+__all__ = ["ingest_command", "register"]
+
+
+def ingest_command(
+    source: Annotated[Path, typer.Argument(help="Conversation: JSON sessions file or plain text.")],
+    store_path: Annotated[
+        Path, typer.Option("--store", "-s", help="The store's folder (created if missing).")
+    ],
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="provider/model (default: MEMDIR_MODEL).")
+    ] = None,
+    chunk_tokens: Annotated[
+        int, typer.Option("--chunk-tokens", min=200, help="Largest chunk; longer sessions split.")
+    ] = 8000,
+    locator: Annotated[
+        str, typer.Option("--locator", help="Source locators: session ([S1T2]) or block ([B1M2]).")
+    ] = "session",
+    skip: Annotated[
+        int, typer.Option("--skip", min=0, help="Chunks already integrated (resume a run).")
+    ] = 0,
+    prices: Annotated[
+        Path | None, typer.Option("--prices", help="YAML price table merged over the defaults.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print every chunk's record as JSON lines.")
+    ] = False,
+) -> None:
+    """Integrate a conversation into a store, one chunk at a time.
+
+    One session is one chunk unless it is longer than --chunk-tokens, then it is
+    split at turn boundaries. The management agent surveys the store, files what
+    is worth keeping with source locators such as [S3T5], reconciles changes,
+    and tidies the tree. Each chunk is all-or-nothing: if it fails (a model
+    error that survived retries), the store is restored to its state before the
+    chunk and the command stops, telling you how to resume with --skip.
+
+    The source is JSON {"speakers": [...], "sessions": [{"id", "date", "turns":
+    [{"speaker", "text"}]}]} or plain text (one turn per line, "Name: text").
+
+    Exit status: 0 every chunk integrated, 2 nothing or only part was integrated
+    (bad source, no model, a failed chunk).
+
+    For example:
+
+        memdir ingest talk.json --store ./memories --model openai/gpt-5.4-mini
+    """
+    chosen = model or get_settings().model
+    if chosen is None:
+        fail("no model to run the management agent.",
+             "pass --model provider/model (e.g. openai/gpt-5.4-mini) or set MEMDIR_MODEL; "
+             "the offline grep-reader can only answer questions, not build stores.")
+    if chosen.startswith("memdir/"):
+        fail(f"{chosen} is the offline search baseline and cannot build a store.",
+             "pass a real model with --model.")
+    if locator not in ("session", "block"):
+        fail(f"unknown locator {locator!r}.", "choose session or block.")
+    loc: Literal["session", "block"] = "session" if locator == "session" else "block"
+    try:
+        conversation = load_conversation(source)
+        table = PriceTable.load(prices)
+        store = Store(store_path, create=True, max_file_bytes=get_settings().max_file_bytes)
+    except (ValueError, StoreError, OSError) as exc:
+        fail(str(exc))
+    total = len(chunk_conversation(conversation, chunk_tokens, loc))
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} chunks"),
+                  console=err_console, transient=True, disable=as_json) as bar:
+        task = bar.add_task("integrating", total=total, completed=skip)
+
+        def done(outcome: ChunkOutcome) -> None:
+            bar.advance(task)
+            rec = outcome.record
+            if as_json:
+                typer.echo(json.dumps({"chunk": outcome.index, "label": outcome.label,
+                                       "cost": outcome.cost,
+                                       "record": rec.model_dump(mode="json")}))
+                return
+            console.print(
+                f"chunk {outcome.index}/{total} {escape(outcome.label)}: {rec.rounds} round(s), "
+                f"{rec.tool_call_count} tool call(s), {rec.usage.input:,} tokens in, "
+                f"{rec.usage.output:,} out, {format_cost(outcome.cost, rec.model)}"
+                + (" [yellow](budget exhausted)[/]" if rec.budget_exhausted else "")
+            )
+
+        try:
+            result = asyncio.run(ingest(conversation, store, chosen, chunk_tokens=chunk_tokens,
+                                        locator=loc, skip_chunks=skip, prices=table,
+                                        on_chunk=done))
+        except IngestError as exc:
+            fail(str(exc), f"fix the cause, then run again with --skip {exc.chunk.index - 1}.")
+        except ValueError as exc:
+            fail(str(exc))
+    if not as_json:
+        err_console.print(
+            f"[dim]{len(result.chunks)} chunk(s) integrated into {escape(str(store.root))}; "
+            f"total {result.usage.total:,} tokens, "
+            f"{escape(format_cost(result.cost, chosen))}[/]"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``ingest`` to the command line."""
+    app.command("ingest")(ingest_command)
