@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memdir.metrics._files import FileSummary, summarize
-from memdir.metrics._shape import ShapeMetrics, XrefResolver, measure_shape
+from memdir.metrics._shape import ShapeMetrics, XrefResolver, measure_shape, state_resolver
 from memdir.metrics._taxonomy import MIN_UNIT_CHARS, TaxonomyMetrics, measure_taxonomy
 from memdir.metrics._text import TfidfCache
 from memdir.metrics._tree import HeadingDepth, StoreTree, build_tree
@@ -57,6 +57,7 @@ class Measurer:
         self.units_cache = TfidfCache()
         self.labels_cache = TfidfCache()
         self._summaries: dict[str, FileSummary] = {}
+        self._sections: dict[tuple[str, tuple[str, ...]], bool] = {}
 
     def summary(self, key: str, text: str) -> FileSummary:
         """The parsed form of a file version, cached under ``key``."""
@@ -79,7 +80,7 @@ class Measurer:
     ) -> StoreMetrics:
         """Measure a state given as path -> parsed file."""
         tree = self.tree(files)
-        shape = measure_shape(tree, resolver)
+        shape = measure_shape(tree, resolver or state_resolver(tree, self._sections))
         taxonomy = measure_taxonomy(
             tree,
             units_cache=self.units_cache,

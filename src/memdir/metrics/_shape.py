@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -70,17 +71,31 @@ def gini(sizes: Sequence[float]) -> float | None:
     return float(2.0 * np.sum(ranks * values) / (n * total) - (n + 1) / n)
 
 
-def state_resolver(tree: StoreTree) -> XrefResolver:
-    """Resolve references against the files of a tree (no folder on disk needed)."""
+def state_resolver(
+    tree: StoreTree, memo: dict[tuple[str, tuple[str, ...]], bool] | None = None
+) -> XrefResolver:
+    """Resolve references against the files of a tree (no folder on disk needed).
+
+    Args:
+        tree: The state whose files references must point at.
+        memo: Remembers whether a section exists in a given body (keyed by the body's
+            digest), so a history does not re-parse a target for every step.
+    """
+    known = {} if memo is None else memo
 
     def resolve(ref: XRef) -> str | None:
         summary = tree.files.get(ref.target)
         if summary is None:
             return f"{ref.target} does not exist"
         if ref.section:
-            try:
-                find_section(summary.body, ref.section)
-            except LookupError:
+            key = (hashlib.sha1(summary.body.encode("utf-8")).hexdigest(), ref.section)
+            if key not in known:
+                try:
+                    find_section(summary.body, ref.section)
+                    known[key] = True
+                except LookupError:
+                    known[key] = False
+            if not known[key]:
                 return f"{ref.target} has no section {' > '.join(ref.section)}"
         return None
 
