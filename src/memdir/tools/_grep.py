@@ -31,13 +31,11 @@ _UNSAFE = ("(?=", "(?!", "(?<", "\\A", "\\Z", "(?>", "*+", "++", "?+", "}+", "(?
 
 @dataclass(frozen=True, slots=True)
 class GrepHit:
-    """One matching line."""
+    """One matching line (without its line break)."""
 
     path: str
     line: int
     text: str
-    column: int
-    """0-based offset of the match in ``text`` (before trimming)."""
 
 
 def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
@@ -167,7 +165,8 @@ def _jump(
     """
     out: list[tuple[int, str]] = []
     rfind, find, count, size = hay.rfind, hay.find, hay.count, len(hay)
-    lines = None if hay is text else text.split("\n")
+    # Offsets agree unless case folding changed the text's length (non-ASCII text).
+    lines = None if hay is text or text.isascii() else text.split("\n")
     pos = counted = 0
     number = 1
     while pos <= size:
@@ -227,12 +226,9 @@ def grep_store(
         ToolError: The pattern is not a valid regular expression.
         StoreError: ``path`` is not a valid place in the store.
     """
-    rx = _compile(pattern, ignore_case)
     for virtual, hits in _scan(store, pattern, path, ignore_case):
         for number, line in hits:
-            match = rx.search(line)
-            column = match.start() if match is not None else 0
-            yield GrepHit(virtual, number, line.rstrip("\r"), column)
+            yield GrepHit(virtual, number, line.removesuffix("\r"))
 
 
 def _shown_line(rx: re.Pattern[str], line: str) -> str:

@@ -31,6 +31,8 @@ def fold(text: str) -> str:
     last two to ``k`` and ``s`` and U+0130 to ``i`` plus U+0307; the rest is
     patched here so that every such match folds to the literal's lowercase form.
     """
+    if text.isascii():
+        return text.lower()  # same offsets as the text, and cheaper than casefold
     folded = text.casefold()
     if not folded.isascii():
         folded = folded.replace("\u0131", "i").replace("\u0307", "")
