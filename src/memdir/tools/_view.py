@@ -9,6 +9,7 @@ __all__ = [
     "MAX_LISTING_ENTRIES",
     "MAX_VIEW_CHARS",
     "MAX_VIEW_LINES",
+    "number_capped",
     "number_lines",
     "render_listing",
     "split_lines",
