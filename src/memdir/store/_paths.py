@@ -136,11 +136,18 @@ def atomic_write(host: Path, data: bytes) -> None:
     """Write ``data`` to ``host`` so readers see either the old or the new bytes.
 
     The bytes go to a temporary file in the same folder, are flushed to disk, and
-    replace the target in one rename; the folder entry is synced afterwards.
+    replace the target in one rename; the folder entry is synced afterwards. The
+    file keeps the permissions of the file it replaces; a new file gets the usual
+    ``0o666`` less the process umask (``mkstemp`` alone would leave it ``0o600``).
     """
     host.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = host.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=host.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -150,6 +157,13 @@ def atomic_write(host: Path, data: bytes) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(host.parent)
+
+
+def _umask() -> int:
+    # The umask can only be read by setting it; restore it at once.
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def _fsync_dir(folder: Path) -> None:
