@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memdir.store import DEFAULT_MAX_FILE_BYTES
@@ -33,6 +33,9 @@ class Settings(BaseSettings):
                                  description="Seconds a shell tool call may run.")
     shell_output_chars: int = Field(default=20_000, gt=0,
                                     description="Characters of shell output shown to a model.")
+    mcp_token: SecretStr | None = Field(
+        default=None, description="Bearer token the MCP server requires over http."
+    )
     data_dir: Path | None = Field(default=None,
                                   description="Where benchmark files live (LoCoMo, ...).")
     cache_dir: Path = Field(default=Path("~/.cache/memdir"),

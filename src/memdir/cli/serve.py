@@ -11,6 +11,7 @@ import anyio
 import typer
 
 from memdir.cli._common import err_console, fail, load_toolset, open_store
+from memdir.config import get_settings
 
 __all__ = ["Transport", "register", "serve"]
 
@@ -41,10 +42,10 @@ def serve(
                                       help="TCP port for http.")] = 8765,
     token: Annotated[
         str | None,
-        typer.Option("--token", envvar="MEMDIR_MCP_TOKEN", show_envvar=True,
+        typer.Option("--token",
                      help="For http: require 'Authorization: Bearer TOKEN' on every request "
-                     "(401 otherwise). Prefer the environment variable, which stays out of "
-                     "the process list."),
+                     "(401 otherwise). Defaults to MEMDIR_MCP_TOKEN; prefer the environment "
+                     "variable, which stays out of the process list."),
     ] = None,
     allow_remote: Annotated[
         bool, typer.Option("--allow-remote", help="Permit a --host other machines can reach. "
@@ -82,6 +83,9 @@ def serve(
         run_stdio,
     )
 
+    configured = get_settings().mcp_token
+    if token is None and configured is not None:
+        token = configured.get_secret_value()
     if transport is Transport.http and not is_loopback(host) and not allow_remote:
         fail(f"refusing to bind {host}: other machines could reach the store.",
              "use --host 127.0.0.1, or add --allow-remote (with --token) if you mean it.")
