@@ -4,6 +4,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v uv >/dev/null 2>&1 || python3 -m pip install --quiet uv
 uv sync --locked
+# bubblewrap is the shell tool's preferred sandbox; without it the shell tests use
+# unshare, or skip with a reason where neither can run.
+if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq bubblewrap
+fi
 uv run ruff check .
 uv run mypy
 uv run pytest "$@"
