@@ -7,6 +7,7 @@ and so does every cost computed from it.
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -68,8 +69,7 @@ class PriceTable:
         Raises:
             ValueError: A file is not a mapping of model names to prices.
         """
-        text = resources.files("memdir.agents").joinpath("data/prices.yaml").read_text("utf-8")
-        prices = _parse(text, "the shipped price table")
+        prices = dict(_shipped())
         if user_file is not None:
             path = Path(user_file).expanduser()
             try:
@@ -95,6 +95,12 @@ class PriceTable:
             return 0.0
         price = self.price(model)
         return None if price is None else price.cost(usage)
+
+
+@cache
+def _shipped() -> dict[str, ModelPrice]:
+    text = resources.files("memdir.agents").joinpath("data/prices.yaml").read_text("utf-8")
+    return _parse(text, "the shipped price table")
 
 
 def _parse(text: str, where: str) -> dict[str, ModelPrice]:
