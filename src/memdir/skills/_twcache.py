@@ -9,8 +9,9 @@ module into TextWorld's PDDL logic module, so that
 
 - in memory, the last few translations are reused (load + reset translate once);
 - on disk, when a folder is given, translations persist across runs as
-  compressed pickles keyed by the SHA-256 of (domain, problem, options), so a
-  second chain over the same games resets in a fraction of the time.
+  compressed pickles keyed by the SHA-256 of (translator version, options,
+  domain, problem), so a second chain over the same games resets in a
+  fraction of the time.
 
 The pickles are a cache this process wrote itself: delete the folder to rebuild it.
 
@@ -30,12 +31,23 @@ from collections import OrderedDict
 from collections.abc import Callable
 from copy import deepcopy
 from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 __all__ = ["TranslationCache", "install_parse_cache", "install_translation_cache"]
 
 _MEMORY_SLOTS = 4
+
+
+def _translator_version() -> str:
+    try:
+        return version("fast-downward-textworld")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+_TRANSLATOR = _translator_version()  # part of every key: an upgrade starts a fresh cache
 
 
 class TranslationCache:
@@ -55,7 +67,8 @@ class TranslationCache:
     def pddl2sas(self, domain: str, problem: str, verbose: bool = False,
                  optimize: bool = False) -> Any:
         """Fast Downward's translation of a domain and problem, from cache where possible."""
-        key = hashlib.sha256(f"{optimize}\0{domain}\0{problem}".encode()).hexdigest()
+        key = hashlib.sha256(
+            f"{_TRANSLATOR}\0{optimize}\0{domain}\0{problem}".encode()).hexdigest()
         if key in self._memory:
             self.hits += 1
             self._memory.move_to_end(key)
