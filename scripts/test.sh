@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v uv >/dev/null 2>&1 || python3 -m pip install --quiet uv
-uv sync --locked
+uv sync --locked --extra alfworld
 # bubblewrap is the shell tool's preferred sandbox; without it the shell tests use
 # unshare, or skip with a reason where neither can run.
 if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
