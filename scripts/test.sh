@@ -9,6 +9,6 @@ uv sync --locked --extra alfworld
 if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq bubblewrap
 fi
-uv run ruff check .
-uv run mypy
-uv run pytest "$@"
+uv run --no-sync ruff check .
+uv run --no-sync mypy
+uv run --no-sync pytest "$@"
