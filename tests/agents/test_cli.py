@@ -100,3 +100,11 @@ def test_a_failed_ingest_exits_2_and_says_how_to_resume(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "restored" in result.output and "--skip 0" in result.output
     assert Store(target).files() == []
+
+
+def test_cli_names_match_the_library() -> None:
+    from memdir import agents
+    from memdir.cli import ask as ask_cli
+
+    assert ask_cli.SEARCH_VARIANTS == agents.SEARCH_VARIANTS
+    assert ask_cli.OFFLINE_MODEL == agents.OFFLINE_MODEL

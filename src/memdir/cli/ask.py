@@ -1,28 +1,30 @@
-"""``memdir ask``: answer a question from a store with the search agent."""
+"""``memdir ask``: answer a question from a store with the search agent.
+
+``memdir.agents`` (and with it inspect_ai) is imported only when the command
+runs, so other subcommands start fast.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from memdir.agents import (
-    OFFLINE_MODEL,
-    SEARCH_VARIANTS,
-    AgentError,
-    Answer,
-    PriceTable,
-    ask,
-    role_config,
-)
 from memdir.cli._common import ExitCode, console, err_console, fail, open_store
 from memdir.config import get_settings
 
-__all__ = ["ask_command", "format_cost", "register"]
+if TYPE_CHECKING:
+    from memdir.agents import Answer
+
+__all__ = ["OFFLINE_MODEL", "SEARCH_VARIANTS", "ask_command", "format_cost", "register"]
+
+# The same names as memdir.agents.OFFLINE_MODEL / SEARCH_VARIANTS (a test keeps them equal).
+OFFLINE_MODEL = "memdir/grep-reader"
+SEARCH_VARIANTS = ("hierarchical", "foldered", "flat", "chunk", "closed-book")
 
 
 def format_cost(cost: float | None, model: str) -> str:
@@ -96,6 +98,8 @@ def ask_command(
     """
     if variant not in SEARCH_VARIANTS:
         fail(f"unknown variant {variant!r}.", f"choose one of: {', '.join(SEARCH_VARIANTS)}.")
+    from memdir.agents import AgentError, PriceTable, ask, role_config
+
     store = open_store(store_path) if variant != "closed-book" else None
     chosen = model or get_settings().model or OFFLINE_MODEL
     try:

@@ -1,28 +1,26 @@
-"""``memdir ingest``: fold a conversation into a store with the management agent."""
+"""``memdir ingest``: fold a conversation into a store with the management agent.
+
+``memdir.agents`` (and with it inspect_ai) is imported only when the command runs.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 
-from memdir.agents import (
-    ChunkOutcome,
-    IngestError,
-    PriceTable,
-    chunk_conversation,
-    ingest,
-    load_conversation,
-)
 from memdir.cli._common import console, err_console, fail
 from memdir.cli.ask import format_cost
 from memdir.config import get_settings
 from memdir.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from memdir.agents import ChunkOutcome
 
 __all__ = ["ingest_command", "register"]
 
@@ -81,6 +79,14 @@ def ingest_command(
     if locator not in ("session", "block"):
         fail(f"unknown locator {locator!r}.", "choose session or block.")
     loc: Literal["session", "block"] = "session" if locator == "session" else "block"
+    from memdir.agents import (
+        IngestError,
+        PriceTable,
+        chunk_conversation,
+        ingest,
+        load_conversation,
+    )
+
     try:
         conversation = load_conversation(source)
         table = PriceTable.load(prices)
