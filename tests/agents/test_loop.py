@@ -141,3 +141,13 @@ async def test_role_settings_reach_generate() -> None:
                     load_prompt("search-closed-book"), "q")
     config, tools = seen[0]
     assert config.max_tokens == 123 and config.temperature == 0.0 and tools == []
+
+
+async def test_an_empty_response_is_a_clear_error() -> None:
+    from inspect_ai.model import ModelOutput
+
+    empty = ModelOutput(model="mockllm/model", choices=[], error="overloaded")
+    empty.usage = usage()
+    script = Script([empty])
+    with pytest.raises(AgentError, match="returned nothing.*overloaded"):
+        await run_agent(script.model(), role_config("search"), SYSTEM, "q", _echo_set())

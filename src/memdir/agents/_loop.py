@@ -207,6 +207,13 @@ async def _generate(
             record,
         ) from exc
     output.time = time.perf_counter() - began
+    if output.empty:
+        record.error = f"empty response: {output.error or 'no message and no error given'}"
+        raise AgentError(
+            f"the {record.role} agent's model call {round_no} to {record.model} returned "
+            f"nothing ({record.error})",
+            record,
+        )
     return output
 
 
