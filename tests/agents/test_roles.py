@@ -160,3 +160,25 @@ async def test_unknown_model_names_fail_clearly(store: Store) -> None:
     with pytest.raises(ValueError, match="not a memdir policy"):
         await ask(store, "q", "memdir/nope")
     assert AgentError.__mro__[1] is RuntimeError
+
+
+async def test_judges_parse_strict_json_and_see_cited_content(store: Store) -> None:
+    from memdir.agents import JudgeError, judge_attribution, judge_correctness
+
+    _fill(store)
+    ok = Script([text('Sure: {"correct": 1, "reason": "same pet"}')])
+    grade = await judge_correctness(ok.model(), "Pet?", "a kitten", "A kitten")
+    assert grade.correct == 1 and grade.record.role == "judge"
+    seen = Script([text('{"citation_correctness": 0.5, "citation_relevance": 1, '
+                        '"aggregation": 1, "reason": "one citation is missing"}')])
+    answer = "A kitten [/memories/session-01.md:L6] [/memories/gone.md]"
+    att = await judge_attribution(seen.model(), store, "Pet?", answer)
+    assert (att.citation_correctness, att.citation_relevance, att.aggregation) == (0.5, 1, 1)
+    system = seen.seen[0][0].text
+    assert "[S1T2] Ben: I got a kitten." in system and "NOT FOUND" in system
+    bad = Script([text('{"citation_correctness": 0.7, "citation_relevance": 1, '
+                       '"aggregation": 1}')])
+    with pytest.raises(JudgeError, match="0, 0.5 or 1"):
+        await judge_attribution(bad.model(), store, "Pet?", answer)
+    with pytest.raises(JudgeError, match="without a JSON"):
+        await judge_correctness(Script([text("yes")]).model(), "q", "g", "a")

@@ -19,6 +19,13 @@ from memdir.agents._conversation import (
     load_conversation,
 )
 from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
+from memdir.agents._judge import (
+    AttributionGrade,
+    CorrectnessGrade,
+    JudgeError,
+    judge_attribution,
+    judge_correctness,
+)
 from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
 from memdir.agents._models import OFFLINE_MODEL, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
@@ -39,15 +46,18 @@ __all__ = [
     "AgentError",
     "AgentRun",
     "Answer",
+    "AttributionGrade",
     "CallRecord",
     "Chunk",
     "ChunkOutcome",
     "Citation",
     "ComputeBounds",
+    "CorrectnessGrade",
     "Conversation",
     "EpisodeRecord",
     "IngestError",
     "IngestResult",
+    "JudgeError",
     "ModelPrice",
     "PriceTable",
     "Prompt",
@@ -64,6 +74,8 @@ __all__ = [
     "episode_bounds",
     "find_citations",
     "ingest",
+    "judge_attribution",
+    "judge_correctness",
     "load_conversation",
     "load_prompt",
     "prompt_blocks",

@@ -1,0 +1,117 @@
+"""The judge: correctness (0/1 against gold) and attribution (three scores of 0/0.5/1).
+
+Each grade is one tool-free call of the judge role with its frozen prompt; the
+reply is a JSON object, parsed strictly. For attribution the judge is shown
+every citation of the answer resolved against the store, with the cited text,
+or NOT FOUND for a citation that resolves to nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from inspect_ai.model import Model
+from pydantic import BaseModel, ConfigDict, Field
+
+from memdir.agents._citations import render_cited, resolve_citations
+from memdir.agents._loop import run_agent
+from memdir.agents._prompts import load_prompt
+from memdir.agents._records import EpisodeRecord
+from memdir.agents._roles import RoleConfig, role_config
+from memdir.store import Store
+
+__all__ = ["AttributionGrade", "CorrectnessGrade", "JudgeError", "judge_attribution",
+           "judge_correctness"]
+
+_JSON = re.compile(r"\{.*\}", re.DOTALL)
+_HALVES = (0.0, 0.5, 1.0)
+_INSTRUCTION = "Grade the answer now. Reply with the JSON object only."
+
+
+class JudgeError(ValueError):
+    """The judge's reply was not the JSON object its prompt asks for."""
+
+
+class CorrectnessGrade(BaseModel):
+    """1 if the answer states what the gold answer states, else 0."""
+
+    model_config = ConfigDict(frozen=True)
+
+    correct: int = Field(ge=0, le=1)
+    reason: str = ""
+    record: EpisodeRecord
+
+
+class AttributionGrade(BaseModel):
+    """Citation correctness, citation relevance and coherent aggregation, each 0, 0.5 or 1."""
+
+    model_config = ConfigDict(frozen=True)
+
+    citation_correctness: float
+    citation_relevance: float
+    aggregation: float
+    reason: str = ""
+    record: EpisodeRecord
+
+
+def _parse(text: str, keys: tuple[str, ...]) -> dict[str, object]:
+    match = _JSON.search(text)
+    if match is None:
+        raise JudgeError(f"the judge replied without a JSON object: {text[:200]!r}")
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        raise JudgeError(f"the judge's JSON does not parse ({exc}): {text[:200]!r}") from None
+    missing = [k for k in keys if k not in data]
+    if missing:
+        raise JudgeError(f"the judge's reply lacks {', '.join(missing)}: {text[:200]!r}")
+    return dict(data)
+
+
+def _half(value: object, key: str) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise JudgeError(f"{key} must be 0, 0.5 or 1, not {value!r}") from None
+    if number not in _HALVES:
+        raise JudgeError(f"{key} must be 0, 0.5 or 1, not {value!r}")
+    return number
+
+
+async def judge_correctness(
+    model: Model | str, question: str, gold: str, answer: str, role: RoleConfig | None = None
+) -> CorrectnessGrade:
+    """Grade ``answer`` against ``gold`` (0 or 1).
+
+    Raises:
+        JudgeError: The reply is not the expected JSON.
+        AgentError: The model call failed after retries.
+    """
+    prompt = load_prompt("judge-correctness", question=question, gold=str(gold), answer=answer)
+    run = await run_agent(model, role or role_config("judge"), prompt, _INSTRUCTION)
+    data = _parse(run.text, ("correct",))
+    correct = _half(data["correct"], "correct")
+    if correct == 0.5:
+        raise JudgeError("correct must be 0 or 1, not 0.5")
+    return CorrectnessGrade(correct=int(correct), reason=str(data.get("reason", "")),
+                            record=run.record)
+
+
+async def judge_attribution(
+    model: Model | str, store: Store, question: str, answer: str, role: RoleConfig | None = None
+) -> AttributionGrade:
+    """Grade how well ``answer``'s citations into ``store`` support it.
+
+    Raises:
+        JudgeError: The reply is not the expected JSON.
+        AgentError: The model call failed after retries.
+    """
+    cited = render_cited(resolve_citations(store, answer))
+    prompt = load_prompt("judge-attribution", question=question, answer=answer, cited=cited)
+    role = role or role_config("judge", prompt="judge-attribution")
+    run = await run_agent(model, role, prompt, _INSTRUCTION)
+    keys = ("citation_correctness", "citation_relevance", "aggregation")
+    data = _parse(run.text, keys)
+    scores = {k: _half(data[k], k) for k in keys}
+    return AttributionGrade(**scores, reason=str(data.get("reason", "")), record=run.record)
