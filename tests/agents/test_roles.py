@@ -182,3 +182,11 @@ async def test_judges_parse_strict_json_and_see_cited_content(store: Store) -> N
         await judge_attribution(bad.model(), store, "Pet?", answer)
     with pytest.raises(JudgeError, match="without a JSON"):
         await judge_correctness(Script([text("yes")]).model(), "q", "g", "a")
+
+
+async def test_offline_policy_with_nothing_to_search_for(store: Store) -> None:
+    _fill(store)
+    answer = await ask(store, "Who?")
+    assert "Not found in memory" in answer.text and answer.records[0].rounds == 2
+    empty = await ask(store, "What colour is the submarine?")
+    assert "Not found in memory" in empty.text and empty.citations == []

@@ -275,7 +275,7 @@ def decide(messages: Sequence[ChatMessage], tool_names: Sequence[str], final: bo
     if not final and can_read:
         if "survey" not in ids:
             return Decision(calls=[("survey", "view", {"path": "/memories"})])
-        if not any(i.startswith("grep-") for i in ids):
+        if terms and not any(i.startswith("grep-") for i in ids):
             return Decision(calls=[
                 (f"grep-{i}", "grep",
                  {"pattern": rf"\b{re.escape(t)}", "ignore_case": True, "max_results": 300})
