@@ -89,18 +89,29 @@ def test_cross_references_and_dangling(store: Store) -> None:
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "expected"),
     [
-        "# A\ntext\n## B\n```\n# not a heading\n```\n### C\nmore\n",
-        "intro\n\nSetext\n======\n\n- item\n  # heading in a list\n\n<div>\n# html\n</div>\n",
-        "## *Emphasis* and `code` heading ##\n\n> # quoted\n",
+        (
+            "# A\ntext\n## B\n```\n# not a heading\n```\n### C\nmore\n",
+            [(1, "A", 5), (2, "B", 7), (3, "C", 11)],
+        ),
+        (
+            "intro\n\nSetext\n======\n\n- item\n  # heading in a list\n\n<div>\n# html\n</div>\n",
+            [(1, "Setext", 7), (1, "heading in a list", 11)],
+        ),
+        (
+            "## *Emphasis* and `code` heading ##\n\n> # quoted\n",
+            [(2, "*Emphasis* and `code` heading", 5), (1, "quoted", 7)],
+        ),
     ],
 )
-def test_fast_headings_match_the_store_parser(body: str) -> None:
-    from memdir.metrics._files import block_headings, summarize
+def test_summary_headings_are_the_store_parser_headings(
+    body: str, expected: list[tuple[int, str, int]]
+) -> None:
+    from memdir.metrics._files import summarize
     from memdir.store import headings, parse_document, sections
 
-    assert block_headings(body, 5) == headings(body, 5)
+    assert [(h.level, h.text, h.line) for h in headings(body, 5)] == expected
     text = fm("x", "X") + body
     doc = parse_document("/memories/x.md", text)
     summary = summarize(text)

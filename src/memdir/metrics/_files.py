@@ -7,13 +7,10 @@ blob id or a digest) and reused across every snapshot that holds the same file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
-from markdown_it import MarkdownIt
+from memdir.store import XRef, parse_document, sections
 
-from memdir.store import Heading, XRef, parse_document
-
-__all__ = ["FileSummary", "HeadingInfo", "UnitText", "block_headings", "summarize"]
+__all__ = ["FileSummary", "HeadingInfo", "UnitText", "summarize"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,34 +47,6 @@ class FileSummary:
     xrefs: tuple[XRef, ...]
 
 
-@lru_cache(maxsize=1)
-def _block_parser() -> MarkdownIt:
-    # Headings need only the block pass; skipping the inline pass saves about 40 %.
-    return MarkdownIt("commonmark").disable(["inline", "text_join"])
-
-
-def block_headings(body: str, first_line: int = 1) -> list[Heading]:
-    """The headings of a body, as :func:`memdir.store.headings` finds them, parsed faster."""
-    tokens = _block_parser().parse(body)
-    return [
-        Heading(int(token.tag[1]), tokens[index + 1].content.strip(), token.map[0] + first_line)
-        for index, token in enumerate(tokens)
-        if token.type == "heading_open" and token.map is not None
-    ]
-
-
-def _section_ends(heads: list[Heading], last_line: int) -> list[int]:
-    ends: list[int] = []
-    for index, head in enumerate(heads):
-        end = last_line
-        for later in heads[index + 1 :]:
-            if later.level <= head.level:
-                end = later.line - 1
-                break
-        ends.append(max(end, head.line))
-    return ends
-
-
 def summarize(text: str, path: str = "/memories/file.md") -> FileSummary:
     """Parse a file's text into its headings, content units and cross-references.
 
@@ -87,9 +56,9 @@ def summarize(text: str, path: str = "/memories/file.md") -> FileSummary:
     """
     doc = parse_document(path, text)
     lines = text.split("\n")
-    found = block_headings(doc.body, doc.body_line)
-    last_line = doc.body_line + doc.body.count("\n") - (1 if doc.body.endswith("\n") else 0)
-    ends = _section_ends(found, last_line)
+    found_sections = sections(doc.body, doc.body_line)
+    found = [s.heading for s in found_sections]
+    ends = [s.end for s in found_sections]
     heads: list[HeadingInfo] = []
     stack: list[int] = []
     for index, head in enumerate(found):
