@@ -101,6 +101,23 @@ def tool_spec(
     tool_name = name or fn.__name__
     if not inspect.iscoroutinefunction(fn):
         raise TypeError(f"tool {tool_name} must be an async function")
+    # Tool sets are rebuilt per store from the same closures; deriving the schema
+    # (docstring parse plus a pydantic model) is the costly part, so it is shared
+    # by every function object with the same code, name, docstring and defaults.
+    key = (fn.__code__, tool_name, fn.__doc__, repr(fn.__defaults__), repr(fn.__kwdefaults__))
+    derived = _DERIVED.get(key)
+    if derived is None:
+        derived = _derive(fn, tool_name)
+        _DERIVED[key] = derived
+    text, schema, model = derived
+    return ToolSpec(tool_name, fn, text, schema, read_only, destructive, model)
+
+
+_Derived = tuple[str, dict[str, Any], type[BaseModel]]
+_DERIVED: dict[tuple[object, ...], _Derived] = {}
+
+
+def _derive(fn: ToolFunction, tool_name: str) -> _Derived:
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     if not doc.short_description:
         raise TypeError(f"tool {tool_name} has no docstring")
@@ -127,7 +144,7 @@ def tool_spec(
     text = doc.short_description.strip()
     if doc.long_description:
         text += "\n\n" + doc.long_description.strip()
-    return ToolSpec(tool_name, fn, text, schema, read_only, destructive, model)
+    return text, schema, model
 
 
 class ToolSet:
