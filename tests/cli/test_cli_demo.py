@@ -29,6 +29,11 @@ def test_demo_builds_a_clean_store_and_shows_tool_results(
     assert "> grep(" in text and "/memories/people/maya.md:11:" in text
     assert "    11\t- Lives in Bristol since 2025-06-01" in text
     assert "clean" in text
+    # Questions answered by the offline policy, labelled as the zero-cost baseline,
+    # every citation checked against the store.
+    assert text.count("[offline grep-reader baseline, no LLM]") == 3
+    assert "[/memories/people/maya.md:L39] ok" in text
+    assert "not found" not in text
 
 
 def test_demo_refuses_a_non_empty_out_folder(runner: CliRunner, tmp_path: Path) -> None:

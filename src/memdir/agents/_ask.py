@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Literal, get_args
-from weakref import WeakKeyDictionary
 
 from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,7 +16,7 @@ from memdir.agents._records import EpisodeRecord
 from memdir.agents._roles import RoleConfig, role_config
 from memdir.agents._usage import Usage
 from memdir.store import Store
-from memdir.tools import ToolSet, make_toolset
+from memdir.tools import make_toolset
 
 __all__ = ["SEARCH_VARIANTS", "Answer", "SearchVariant", "ask"]
 
@@ -27,18 +26,6 @@ _TOOLSETS: dict[str, str | None] = {
     "hierarchical": "read", "foldered": "read", "flat": "read", "chunk": "chunk",
     "closed-book": None,
 }
-
-# Building a tool set derives every tool's schema, which costs tens of milliseconds;
-# the tools read the store live, so one set per store object serves every question.
-_SETS: WeakKeyDictionary[Store, dict[str, ToolSet]] = WeakKeyDictionary()
-
-
-def _toolset(store: Store, name: str) -> ToolSet:
-    sets = _SETS.setdefault(store, {})
-    if name not in sets:
-        sets[name] = make_toolset(name, store)
-    return sets[name]
-
 
 class Answer(BaseModel):
     """An answer from the store: text, checked citations, tokens, cost and records."""
@@ -92,7 +79,7 @@ async def ask(
             role = role.with_(max_rounds=1)
     if role.toolset is not None and store is None:
         raise ValueError(f"the {variant} search variant needs a store")
-    tools = _toolset(store, role.toolset) if role.toolset and store is not None else None
+    tools = make_toolset(role.toolset, store) if role.toolset and store is not None else None
     system = load_prompt(role.prompt)
     user = load_prompt("turn-question", question=question).text
     run = await run_agent(model if model is not None else OFFLINE_MODEL, role, system, user, tools)

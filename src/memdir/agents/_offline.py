@@ -131,6 +131,11 @@ def _score_hits(results: dict[str, str], terms: list[str]) -> list[_Hit]:
             # A header line (name, description) routes a reader but rarely answers.
             hit.score += weight / 2 if _HEADER.match(row.group(3)) else weight
             hit.terms.add(term)
+    # Route by names as a reader would: a line in a file whose path names a query
+    # term (people/maya.md for a question about Maya) outranks the same match elsewhere.
+    for hit in hits.values():
+        named = set(re.findall(r"[a-z0-9]+", hit.path.lower()))
+        hit.score *= 1.0 + 0.5 * sum(1 for t in terms if t in named)
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.path, h.line))
     return ranked
 

@@ -34,7 +34,8 @@ def format_cost(cost: float | None, model: str) -> str:
     return f"${cost:.4f}"
 
 
-def _print(answer: Answer) -> None:
+def print_answer(answer: Answer) -> None:
+    """Show an answer: the text, each citation checked, then rounds, tokens and cost."""
     if answer.zero_cost_baseline:
         err_console.print(
             "[yellow]note:[/] answered by the offline grep-reader, a deterministic zero-cost "
@@ -123,7 +124,7 @@ def ask_command(
         )
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        _print(answer)
+        print_answer(answer)
     if not answer.citations_resolve:
         raise typer.Exit(int(ExitCode.FINDINGS))
 

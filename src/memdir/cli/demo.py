@@ -121,11 +121,41 @@ def _calls(ctx: DemoContext) -> bool:
     return ok
 
 
+# Questions whose answers sit in the sample store; the second needs the dated past entry.
+QUESTIONS: tuple[str, ...] = (
+    "Where does Maya live now?",
+    "Where did Maya work before she moved to Bristol?",
+    "What is the name of Maya's cat?",
+)
+
+
+def _answers(ctx: DemoContext) -> bool:
+    # Imported here: inspect_ai takes seconds to load and the other steps never need it.
+    import anyio
+
+    from memdir.agents import ask
+    from memdir.cli.ask import print_answer
+
+    store = ctx.built()
+    console.print("No model is configured here, so memdir's offline grep-reader answers: a "
+                  "deterministic zero-cost baseline that searches with the same tools a model "
+                  "uses. Set MEMDIR_MODEL (e.g. openai/gpt-5.4-mini) to use a real search agent.\n")
+    ok = True
+    for question in QUESTIONS:
+        console.print(f"[bold cyan]? {escape(question)}[/]")
+        answer = anyio.run(ask, store, question)
+        print_answer(answer)
+        console.print()
+        ok = ok and bool(answer.citations) and answer.citations_resolve
+    return ok
+
+
 STEPS: list[DemoStep] = [
     DemoStep("Build a store from the sample conversation", _build),
     DemoStep("The store as an agent first sees it: names and descriptions", _tree),
     DemoStep("Lint: check the store contract", _lint),
     DemoStep("Tool calls, printed exactly as a model would see them", _calls),
+    DemoStep("Questions answered from the store, with checked citations", _answers),
 ]
 
 
@@ -149,9 +179,11 @@ def demo(
     """Build a small store from the shipped sample conversation and tour it.
 
     Runs offline, with no model: builds the sample store, shows its tree with
-    descriptions, lints it, and makes a few tool calls (view, grep, toc,
+    descriptions, lints it, makes a few tool calls (view, grep, toc,
     section_read, a BM25 search), printing each result exactly as a model
-    would see it. The store is kept, so you can carry on with `memdir tree`,
+    would see it, and answers a few questions with the offline grep-reader
+    search policy (a zero-cost baseline, no LLM), each citation checked. The
+    store is kept, so you can carry on with `memdir tree`,
     `memdir grep` or `memdir serve` on it.
 
     Exit status: 0 every step went well, 1 a step found a problem, 2 the
