@@ -11,6 +11,10 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "memdir"
 
 # For each package, the memdir packages it must never import.
 FORBIDDEN = {
+    "conversation": {
+        "tools", "agents", "builders", "bench", "cli", "server", "skills", "study", "metrics",
+        "sample",
+    },
     "store": {"tools", "agents", "builders", "bench", "cli", "server", "skills", "study"},
     "tools": {"agents", "builders", "bench", "cli", "server", "skills", "study"},
     "metrics": {"agents", "builders", "bench", "cli", "server", "skills", "study"},

@@ -1,32 +1,11 @@
-"""Benchmarks of the conversational study: one schema, loaders, chunking, gold catalog, grading.
+"""Benchmarks of the conversational study: loaders, questions, gold catalog, grading.
 
-The benchmark files are never bundled: loaders read the official formats from a
-path (see ``docs/datasets.md``).
+Conversations load into :mod:`memdir.conversation`'s one model, and are chunked
+by its one rule; those names are re-exported here. The benchmark files are never
+bundled: loaders read the official formats from a path (see ``docs/datasets.md``).
 """
 
-from memdir.bench._schema import (
-    LOCATOR,
-    Benchmark,
-    Conversation,
-    Dataset,
-    DatasetError,
-    EvidenceNote,
-    Question,
-    Session,
-    Turn,
-    block_locator,
-    turn_locator,
-)
-from memdir.bench.chunking import (
-    DEFAULT_CHUNK_TOKENS,
-    Chunk,
-    chunk_conversation,
-    count_tokens,
-    format_date,
-    render_session,
-    render_turn,
-    split_turns,
-)
+from memdir.bench._schema import Dataset, DatasetError, EvidenceNote, Question
 from memdir.bench.datasets import (
     LOCOMO_CATEGORIES,
     PERSONAMEM_CATEGORIES,
@@ -55,6 +34,23 @@ from memdir.bench.grading import (
     normalize_answer,
     option_correct,
     token_f1,
+)
+from memdir.conversation import (
+    DEFAULT_CHUNK_TOKENS,
+    LOCATOR,
+    Benchmark,
+    Chunk,
+    Conversation,
+    Session,
+    Turn,
+    block_locator,
+    chunk_conversation,
+    count_tokens,
+    format_date,
+    render_session,
+    render_turn,
+    split_turns,
+    turn_locator,
 )
 
 __all__ = [

@@ -1,48 +1,26 @@
-"""One schema for every conversational benchmark: conversations, sessions, turns, questions.
+"""Benchmark records around the shared conversation model: questions, evidence, datasets.
 
-Each loader turns its benchmark's own file format into these models, so builders,
-chunking and grading never look at a raw file. Turns carry a *locator*: the inline
-source tag a memory keeps beside each fact, ``S{session}T{turn}`` for dialogue
-benchmarks and ``B{block}M{message}`` for PersonaMem.
+Conversations, sessions and turns are :mod:`memdir.conversation`'s models; each
+loader turns its benchmark's own file format into them and into the questions
+here, so builders, chunking and grading never look at a raw file.
 """
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memdir.conversation import Benchmark, Conversation
+
 __all__ = [
-    "LOCATOR",
     "Benchmark",
-    "Conversation",
     "Dataset",
     "DatasetError",
     "EvidenceNote",
     "Question",
-    "Session",
-    "Turn",
-    "block_locator",
-    "turn_locator",
 ]
-
-Benchmark = Literal["locomo", "realtalk", "personamem"]
-
-LOCATOR = re.compile(r"^(?:S(\d+)T(\d+)|B(\d+)M(\d+))$")
-"""A locator: ``S3T7`` (session 3, turn 7) or ``B2M5`` (block 2, message 5)."""
-
-
-def turn_locator(session: int, turn: int) -> str:
-    """The locator of turn ``turn`` (1-based) of session ``session`` (1-based)."""
-    return f"S{session}T{turn}"
-
-
-def block_locator(block: int, message: int) -> str:
-    """The locator of message ``message`` (1-based) of PersonaMem block ``block``."""
-    return f"B{block}M{message}"
 
 
 class DatasetError(ValueError):
@@ -55,63 +33,6 @@ class DatasetError(ValueError):
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
-
-
-class Turn(BaseModel):
-    """One utterance (or PersonaMem message) with its locator."""
-
-    model_config = ConfigDict(frozen=True)
-
-    locator: str = Field(pattern=LOCATOR.pattern)
-    speaker: str
-    text: str
-    source_id: str | None = None
-    """The benchmark's own id for this turn (``D3:7``), or the message index in a context."""
-    image_caption: str | None = None
-    """Caption of a photo shared with the turn, when the benchmark gives one."""
-    time: datetime | None = None
-    """When the turn was sent, where the benchmark dates single turns (REALTALK)."""
-
-
-class Session(BaseModel):
-    """A contiguous stretch of the conversation, numbered from 1."""
-
-    model_config = ConfigDict(frozen=True)
-
-    index: int = Field(ge=1)
-    date: datetime | None = None
-    date_text: str | None = None
-    """The date exactly as the benchmark wrote it."""
-    turns: list[Turn]
-
-    @property
-    def speakers(self) -> list[str]:
-        """Speakers of this session in order of first appearance."""
-        seen: dict[str, None] = {}
-        for turn in self.turns:
-            seen.setdefault(turn.speaker, None)
-        return list(seen)
-
-
-class Conversation(BaseModel):
-    """A multi-session conversation of one benchmark."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    benchmark: Benchmark
-    speakers: list[str]
-    sessions: list[Session]
-    meta: dict[str, str] = Field(default_factory=dict)
-
-    @property
-    def turns(self) -> list[Turn]:
-        """Every turn in conversation order."""
-        return [turn for session in self.sessions for turn in session.turns]
-
-    def locators(self) -> set[str]:
-        """Every locator that occurs in the conversation."""
-        return {turn.locator for session in self.sessions for turn in session.turns}
 
 
 class Question(BaseModel):

@@ -1,7 +1,7 @@
 """Store builders of the study's memory variants; here the ones that cost no model call.
 
 The verbatim dump and the chunk store are rendered from a loaded conversation
-(:mod:`memdir.bench`); closed-book builds nothing.
+(:mod:`memdir.conversation`); closed-book builds nothing.
 """
 
 from memdir.builders._record import BUILD_RECORD_VERSION, BuildRecord, Variant

@@ -22,7 +22,8 @@ class BuildRecord(BaseModel):
     version: int = BUILD_RECORD_VERSION
     variant: Variant
     conversation_id: str
-    benchmark: str
+    benchmark: str | None = None
+    """The conversation's benchmark; None for a conversation that comes from no benchmark."""
     files: list[str] = Field(default_factory=list)
     """Store paths written, in order."""
     bytes: int = 0

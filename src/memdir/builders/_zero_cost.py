@@ -1,23 +1,24 @@
 """Builders that need no model: the verbatim dump, the chunk store, and closed-book.
 
 Both stores are flat, deterministic renderings of the conversation through the
-chunking module, so the same turn reads the same way in every variant.
+one chunking rule of :mod:`memdir.conversation`, so the same turn reads the same
+way in every variant.
 """
 
 from __future__ import annotations
 
 import time
 
-from memdir.bench import (
+from memdir.builders._record import BuildRecord
+from memdir.conversation import (
     DEFAULT_CHUNK_TOKENS,
+    Chunk,
     Conversation,
     Session,
     chunk_conversation,
-    format_date,
     render_session,
+    session_date,
 )
-from memdir.bench.chunking import Chunk
-from memdir.builders._record import BuildRecord
 from memdir.store import Frontmatter, Store, render_file
 
 __all__ = [
@@ -44,8 +45,9 @@ def session_file(session: Session, count: int) -> str:
 
 def _session_description(session: Session) -> str:
     parts = [f"Session {session.index}"]
-    if session.date is not None:
-        parts.append(format_date(session.date))
+    when = session_date(session)
+    if when is not None:
+        parts.append(when)
     speakers = [s for s in session.speakers if s != "System"]
     if speakers:
         parts.append(_and_list(speakers))
@@ -99,8 +101,8 @@ def build_verbatim(conversation: Conversation, store: Store) -> BuildRecord:
 
 def _chunk_description(chunk: Chunk) -> str:
     parts = [chunk.title]
-    if chunk.date is not None:
-        parts.append(format_date(chunk.date))
+    if chunk.date_text is not None:
+        parts.append(chunk.date_text)
     parts.append(f"turns {chunk.span}")
     return "; ".join(parts)
 

@@ -21,16 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from memdir.bench._schema import (
-    Conversation,
-    Dataset,
-    DatasetError,
-    Question,
-    Session,
-    Turn,
-    block_locator,
-)
+from memdir.bench._schema import Dataset, DatasetError, Question
 from memdir.bench.datasets._common import iter_lines, read_text, validate
+from memdir.conversation import Conversation, Session, Turn, block_locator
 
 __all__ = [
     "PERSONAMEM_CATEGORIES",

