@@ -79,10 +79,10 @@ def ask_command(
         bool, typer.Option("--json", help="Print the answer, citations, usage and records as JSON.")
     ] = False,
 ) -> None:
-    """Answer a question from the store, citing the files it read.
+    r"""Answer a question from the store, citing the files it read.
 
     The search agent surveys the store, greps, reads what it needs, and answers
-    with citations such as [/memories/people/ana.md:L10-12]; each citation is
+    with citations such as \[/memories/people/ana.md:L10-12]; each citation is
     checked against the store and marked ok or not found. Without --model and
     without MEMDIR_MODEL the offline grep-reader answers instead: a deterministic
     baseline that calls no LLM and costs nothing, labelled as such.
