@@ -94,7 +94,7 @@ class Store:
         self.root = Path(os.path.realpath(path))
         self.max_file_bytes = max_file_bytes
         self._lock = FileLock(self._state_dir() / "lock", timeout=60)
-        self._desc_cache: dict[Path, tuple[int, int, str | None]] = {}
+        self._desc_cache: dict[str, tuple[int, int, str | None]] = {}
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -311,12 +311,12 @@ class Store:
                 raise PathError(f"{start.virtual} is a file; view it to read it.")
             raise NotFoundError(self._missing(start.virtual))
         entries: list[Entry] = []
-        self._walk(start.host, start.virtual, 1, max_depth, entries, describe)
+        self._walk(str(start.host), start.virtual, 1, max_depth, entries, describe)
         return entries
 
     def _walk(
         self,
-        host: Path,
+        host: str,
         virtual: str,
         depth: int,
         max_depth: int | None,
@@ -336,11 +336,11 @@ class Store:
             child = f"{virtual}/{d.name}"
             out.append(Entry(child, True, depth))
             if max_depth is None or depth < max_depth:
-                self._walk(Path(d.path), child, depth + 1, max_depth, out, describe)
+                self._walk(d.path, child, depth + 1, max_depth, out, describe)
         for f in mds:
             stat = f.stat()
             desc = (
-                self._description(Path(f.path), stat.st_mtime_ns, stat.st_size)
+                self._description(f.path, stat.st_mtime_ns, stat.st_size)
                 if describe
                 else None
             )
@@ -353,9 +353,11 @@ class Store:
             stat = target.host.stat()
         except FileNotFoundError:
             raise NotFoundError(self._missing(target.virtual)) from None
-        return self._description(target.host, stat.st_mtime_ns, stat.st_size)
+        return self._description(str(target.host), stat.st_mtime_ns, stat.st_size)
 
-    def _description(self, host: Path, mtime: int, size: int) -> str | None:
+    def _description(self, host: str, mtime: int, size: int) -> str | None:
+        # Keyed by the host path as a string: building Path objects for thousands of
+        # files cost more than the listing itself.
         cached = self._desc_cache.get(host)
         if cached is not None and cached[0] == mtime and cached[1] == size:
             return cached[2]
@@ -385,9 +387,9 @@ def _is_real_file(entry: os.DirEntry[str]) -> bool:
     return entry.is_file(follow_symlinks=False)
 
 
-def _read_description(host: Path) -> str | None:
+def _read_description(host: str) -> str | None:
     try:
-        with host.open("rb") as handle:
+        with open(host, "rb") as handle:
             head = handle.read(_HEAD_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
@@ -396,7 +398,8 @@ def _read_description(host: Path) -> str | None:
         return None
     end = head.find("\n---", 3)
     if end < 0 and len(head) >= _HEAD_BYTES:
-        head = host.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
+        with open(host, encoding="utf-8", errors="replace") as handle:
+            head = handle.read().removeprefix("\ufeff")
         end = head.find("\n---", 3)
     if end < 0:
         return None
