@@ -13,7 +13,7 @@ from inspect_ai.model._model import Model
 from inspect_ai.model._model_output import ChatCompletionChoice
 from inspect_ai.tool import ToolCall
 
-from memdir.agents import Conversation, Session, Turn
+from memdir.conversation import Conversation, Session, conversation_from_json
 from memdir.store import Frontmatter, Store, render_file
 
 
@@ -74,11 +74,11 @@ class Script:
 
 
 def session_file(session: Session, speakers: list[str]) -> tuple[str, str]:
-    stem = f"session-{session.id:02d}"
-    description = f"Session {session.id}, {session.date}, {' and '.join(speakers)}"
-    lines = [f"# Session {session.id} ({session.date})", ""]
-    for n, turn in enumerate(session.turns, start=1):
-        lines.append(f"[S{session.id}T{n}] {turn.speaker}: {turn.text}")
+    stem = f"session-{session.index:02d}"
+    description = f"Session {session.index}, {session.date_text}, {' and '.join(speakers)}"
+    lines = [f"# Session {session.index} ({session.date_text})", ""]
+    for turn in session.turns:
+        lines.append(f"[{turn.locator}] {turn.speaker}: {turn.text}")
     body = "\n".join(lines) + "\n"
     header = Frontmatter(name=stem, description=description)
     return f"/memories/{stem}.md", render_file(header, body)
@@ -103,8 +103,9 @@ def locomo_conversation(
         turns = []
         for t in conv[f"session_{n}"]:
             caption = f" [shares an image: {t['blip_caption']}]" if t.get("blip_caption") else ""
-            turns.append(Turn(speaker=t["speaker"], text=t["text"] + caption))
-        sessions.append(Session(id=n, date=conv[f"session_{n}_date_time"], turns=turns))
+            turns.append({"speaker": t["speaker"], "text": t["text"] + caption})
+        sessions.append({"id": n, "date": conv[f"session_{n}_date_time"], "turns": turns})
         n += 1
     speakers = [conv["speaker_a"], conv["speaker_b"]]
-    return Conversation(speakers=speakers, sessions=sessions), item["qa"]
+    data = {"speakers": speakers, "sessions": sessions}
+    return conversation_from_json(data, id=sample), item["qa"]

@@ -42,20 +42,30 @@ def _note(name: str, body: str) -> str:
 
 
 def test_sessions_become_chunks_with_locators(tmp_path: Path) -> None:
-    chunks = chunk_conversation(load_conversation(_file(tmp_path)))
-    assert [c.label for c in chunks] == ["Session 1, 2024-01-05", "Session 2, 2024-03-10"]
+    chunks = chunk_conversation(load_conversation(_file(tmp_path)), 8000)
+    assert [c.label for c in chunks] == [
+        "Session 1 (Friday 5 January 2024)", "Session 2 (Sunday 10 March 2024)"]
+    assert chunks[0].text.startswith("# Session 1\n\nDate: Friday 5 January 2024\n")
     assert "[S1T2] Ben: Nice! I got a kitten named Miso." in chunks[0].text
-    blocks = chunk_conversation(load_conversation(_file(tmp_path)), locator="block")
-    assert "[B1M2] Ben:" in blocks[0].text and blocks[0].label.startswith("Block 1")
+    blocks = chunk_conversation(load_conversation(_file(tmp_path), locator="block"))
+    assert "[B1M2] Ben:" in blocks[0].text and blocks[0].locators == ["B1M1", "B1M2"]
 
 
 def test_long_sessions_split_at_turn_boundaries(tmp_path: Path) -> None:
     conv = load_conversation(_file(tmp_path))
-    chunks = chunk_conversation(conv, max_tokens=20)
+    chunks = chunk_conversation(conv, 20)
     assert len(chunks) == 3
-    assert chunks[0].label == "Session 1, 2024-01-05 (part 1 of 2)"
-    assert "[S1T1]" in chunks[0].text and "[S1T2]" in chunks[1].text
-    assert all(c.session in (1, 2) for c in chunks)
+    assert chunks[0].label == "Session 1, part 1 of 2 (Friday 5 January 2024)"
+    assert chunks[0].locators == ["S1T1"] and chunks[1].locators == ["S1T2"]
+    assert [c.session for c in chunks] == [1, 1, 2]
+
+
+async def test_block_locators_choose_the_blocks_prompt(store: Store, tmp_path: Path) -> None:
+    script = Script([text("Nothing to keep."), text("Nothing to keep.")])
+    result = await ingest(_file(tmp_path), store, script.model(), locator="block")
+    script.assert_done()
+    assert result.chunks[0].record.prompt_name == "management-blocks"
+    assert "[B1M2] Ben: Nice!" in script.seen[0][1].text
 
 
 def test_plain_text_and_bad_json(tmp_path: Path) -> None:

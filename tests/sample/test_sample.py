@@ -25,7 +25,8 @@ LOCATOR = re.compile(r"\[(S\d+T\d+)\]")
 def test_conversation_shape() -> None:
     conv = load_sample_conversation()
     assert conv.speakers == ["Maya", "Theo"]
-    assert [s.id for s in conv.sessions] == [1, 2, 3, 4]
+    assert [s.index for s in conv.sessions] == [1, 2, 3, 4]
+    assert [str(s.date) for s in conv.sessions][0] == "2025-03-02"
     dates = [s.date for s in conv.sessions]
     assert dates == sorted(dates)
     assert conv.turn_count() == 60

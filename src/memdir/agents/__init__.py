@@ -10,14 +10,6 @@ from memdir.agents import _providers  # noqa: F401  (registers memdir/grep-reade
 from memdir.agents._ask import SEARCH_VARIANTS, Answer, SearchVariant, ask
 from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
 from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
-from memdir.agents._conversation import (
-    Chunk,
-    Conversation,
-    Session,
-    Turn,
-    chunk_conversation,
-    load_conversation,
-)
 from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
 from memdir.agents._judge import (
     AttributionGrade,
@@ -35,6 +27,16 @@ from memdir.agents._records import SCHEMA_VERSION, CallRecord, EpisodeRecord, To
 from memdir.agents._roles import ROLE_NAMES, RoleConfig, role_config
 from memdir.agents._snapshot import StoreSnapshot, restore, snapshot
 from memdir.agents._usage import Usage, usage_from_inspect
+
+# The conversation model lives in memdir.conversation; re-exported for older callers.
+from memdir.conversation import (
+    Chunk,
+    Conversation,
+    Session,
+    Turn,
+    chunk_conversation,
+    load_conversation,
+)
 
 __all__ = [
     "BASELINE_LABEL",

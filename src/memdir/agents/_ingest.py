@@ -14,13 +14,6 @@ from pathlib import Path
 
 from inspect_ai.model import Model
 
-from memdir.agents._conversation import (
-    Chunk,
-    Conversation,
-    Locator,
-    chunk_conversation,
-    load_conversation,
-)
 from memdir.agents._loop import run_agent
 from memdir.agents._prices import PriceTable
 from memdir.agents._prompts import load_prompt
@@ -28,6 +21,13 @@ from memdir.agents._records import EpisodeRecord
 from memdir.agents._roles import RoleConfig, role_config
 from memdir.agents._snapshot import restore, snapshot
 from memdir.agents._usage import Usage
+from memdir.conversation import (
+    Chunk,
+    Conversation,
+    LocatorKind,
+    chunk_conversation,
+    load_conversation,
+)
 from memdir.store import Store
 from memdir.tools import make_toolset
 
@@ -80,7 +80,7 @@ async def ingest(
     *,
     role: RoleConfig | None = None,
     chunk_tokens: int = 8000,
-    locator: Locator = "session",
+    locator: LocatorKind | None = None,
     skip_chunks: int = 0,
     prices: PriceTable | None = None,
     on_chunk: Callable[[ChunkOutcome], None] | None = None,
@@ -88,14 +88,16 @@ async def ingest(
     """Run the management agent over a conversation, one chunk at a time.
 
     Args:
-        source: A conversation file (JSON sessions format or plain text) or a
-            :class:`Conversation`.
+        source: A conversation file (JSON turns format or plain text) or a
+            :class:`memdir.conversation.Conversation`.
         store: The store to write into.
         model: The management model (``provider/model`` or an inspect_ai model).
         role: Budget and settings; the management defaults if None (the prompt
-            follows ``locator`` unless the role names another).
-        chunk_tokens: Largest chunk, in tokens; longer sessions are split at turns.
-        locator: ``session`` (``[S1T2]``) or ``block`` (``[B1M2]``) source locators.
+            follows the locators unless the role names another).
+        chunk_tokens: Largest chunk, in tokens of its rendered turns; longer
+            sessions are split at turn boundaries into near-equal parts.
+        locator: ``session`` (``[S1T2]``) or ``block`` (``[B1M2]``) source
+            locators; None keeps a loaded conversation's own (a file gets ``session``).
         skip_chunks: Chunks already integrated by an earlier run (resume).
         prices: Price table for the chunk costs (the shipped one if None).
         on_chunk: Called after each chunk completes.
@@ -104,13 +106,17 @@ async def ingest(
         IngestError: A chunk failed; the store was restored to its state before it.
         ValueError: The source cannot be read.
     """
-    conversation = source if isinstance(source, Conversation) else load_conversation(source)
+    if isinstance(source, Conversation):
+        conversation = source if locator is None else source.with_locators(locator)
+    else:
+        conversation = load_conversation(source, locator=locator or "session")
     if role is None:
-        prompt = "management-conversation" if locator == "session" else "management-blocks"
+        blocks = conversation.locator_kind == "block"
+        prompt = "management-blocks" if blocks else "management-conversation"
         role = role_config("management", prompt=prompt)
     system = load_prompt(role.prompt)
     prices = prices or PriceTable.load()
-    chunks = chunk_conversation(conversation, chunk_tokens, locator)
+    chunks = chunk_conversation(conversation, chunk_tokens)
     result = IngestResult(total_chunks=len(chunks))
     for chunk in chunks[skip_chunks:]:
         user = load_prompt("turn-chunk", label=chunk.label, chunk=chunk.text).text

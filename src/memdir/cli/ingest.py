@@ -26,7 +26,7 @@ __all__ = ["ingest_command", "register"]
 
 
 def ingest_command(
-    source: Annotated[Path, typer.Argument(help="Conversation: JSON sessions file or plain text.")],
+    source: Annotated[Path, typer.Argument(help="Conversation: JSON turns file or plain text.")],
     store_path: Annotated[
         Path, typer.Option("--store", "-s", help="The store's folder (created if missing).")
     ],
@@ -51,12 +51,13 @@ def ingest_command(
 ) -> None:
     """Integrate a conversation into a store, one chunk at a time.
 
-    One session is one chunk unless it is longer than --chunk-tokens, then it is
-    split at turn boundaries. The management agent surveys the store, files what
-    is worth keeping with source locators such as [S3T5], reconciles changes,
-    and tidies the tree. Each chunk is all-or-nothing: if it fails (a model
-    error that survived retries), the store is restored to its state before the
-    chunk and the command stops, telling you how to resume with --skip.
+    One session is one chunk unless its turns are longer than --chunk-tokens;
+    then it is split at turn boundaries into near-equal parts. The management
+    agent surveys the store, files what is worth keeping with source locators
+    such as [S3T5], reconciles changes, and tidies the tree. Each chunk is
+    all-or-nothing: if it fails (a model error that survived retries), the store
+    is restored to its state before the chunk and the command stops, telling you
+    how to resume with --skip.
 
     The source is JSON {"speakers": [...], "sessions": [{"id", "date", "turns":
     [{"speaker", "text"}]}]} or plain text (one turn per line, "Name: text").
@@ -79,21 +80,16 @@ def ingest_command(
     if locator not in ("session", "block"):
         fail(f"unknown locator {locator!r}.", "choose session or block.")
     loc: Literal["session", "block"] = "session" if locator == "session" else "block"
-    from memdir.agents import (
-        IngestError,
-        PriceTable,
-        chunk_conversation,
-        ingest,
-        load_conversation,
-    )
+    from memdir.agents import IngestError, PriceTable, ingest
+    from memdir.conversation import chunk_conversation, load_conversation
 
     try:
-        conversation = load_conversation(source)
+        conversation = load_conversation(source, locator=loc)
         table = PriceTable.load(prices)
         store = Store(store_path, create=True, max_file_bytes=get_settings().max_file_bytes)
     except (ValueError, StoreError, OSError) as exc:
         fail(str(exc))
-    total = len(chunk_conversation(conversation, chunk_tokens, loc))
+    total = len(chunk_conversation(conversation, chunk_tokens))
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} chunks"),
                   console=err_console, transient=True, disable=as_json) as bar:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import Path
 
-from memdir.sample._conversation import Conversation, load_sample_conversation
+from memdir.conversation import Conversation
+from memdir.sample._conversation import load_sample_conversation, session_day
 from memdir.sample._curated import NOTES, Note
 from memdir.store import Frontmatter, Store, render_file
 
@@ -33,19 +33,21 @@ def check_locators(conversation: Conversation, notes: tuple[Note, ...]) -> None:
 def _sessions_note(conversation: Conversation, notes: tuple[Note, ...]) -> Note:
     lines = ["# Sessions", ""]
     for session in conversation.sessions:
-        weekday = dt.date.fromisoformat(session.date).strftime("%A")
+        day = session_day(session)
         speakers = sorted({t.speaker for t in session.turns})
-        lines.append(f"## Session {session.id}")
+        lines.append(f"## Session {session.index}")
         lines.append("")
         lines.append(
-            f"- {session.date} ({weekday}), {' and '.join(speakers)}, {len(session.turns)} turns."
+            f"- {day.isoformat()} ({day:%A}), {' and '.join(speakers)}, "
+            f"{len(session.turns)} turns."
         )
-        prefix = f"[S{session.id}T"
+        prefix = f"[S{session.index}T"
         citing = [n.path for n in notes if prefix in n.body]
         if citing:
             lines.append("- Facts from it are filed in: " + ", ".join(citing))
         lines.append("")
-    first, last = conversation.sessions[0].date, conversation.sessions[-1].date
+    first = session_day(conversation.sessions[0]).isoformat()
+    last = session_day(conversation.sessions[-1]).isoformat()
     return Note(
         SESSIONS_NOTE,
         f"When each of the {len(conversation.sessions)} sessions took place ({first} to {last}) "
