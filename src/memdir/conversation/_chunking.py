@@ -14,7 +14,7 @@ session (and part), then the session's date and speakers.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+import datetime as dt
 from functools import lru_cache
 from typing import Any
 
@@ -49,9 +49,9 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode(text))
 
 
-def format_date(when: datetime | date) -> str:
+def format_date(when: dt.datetime | dt.date) -> str:
     """A date as the stores show it: ``Monday 8 May 2023, 13:56``, or ``Monday 8 May 2023``."""
-    if isinstance(when, datetime):
+    if isinstance(when, dt.datetime):
         return f"{when:%A} {when.day} {when:%B %Y, %H:%M}"
     return f"{when:%A} {when.day} {when:%B %Y}"
 
@@ -104,7 +104,7 @@ class Chunk(BaseModel):
     locators: list[str]
     tokens: int
     """Tokens of the chunk's rendered turns (the header is not counted)."""
-    date: datetime | date | None
+    date: dt.datetime | dt.date | None
     date_text: str | None = None
     """The session's date as the chunk shows it (formatted, or as written)."""
     text: str

@@ -9,8 +9,8 @@ dialogue, ``B{block}M{message}`` for block-structured sources such as PersonaMem
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from datetime import date, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -73,7 +73,7 @@ class Turn(BaseModel):
     """The source's own id for this turn (``D3:7``), or the message index in a context."""
     image_caption: str | None = None
     """Caption of a photo shared with the turn, when the source gives one."""
-    time: datetime | None = None
+    time: dt.datetime | None = None
     """When the turn was sent, where the source dates single turns (REALTALK)."""
 
 
@@ -84,7 +84,7 @@ class Session(BaseModel):
 
     index: int = Field(ge=0)
     """The session's number, as its locators use it (numbered from 1 by every loader)."""
-    date: datetime | date | None = None
+    date: dt.datetime | dt.date | None = None
     """When it took place: a ``datetime``, a ``date`` when only the day is known, or None."""
     date_text: str | None = None
     """The date exactly as the source wrote it."""
