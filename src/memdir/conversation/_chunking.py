@@ -7,9 +7,10 @@ budget, the cuts placed so the parts are as near equal in tokens as the turns
 allow. A single turn longer than the budget stays whole in a part of its own.
 The rule is deterministic: the same conversation and budget give the same chunks.
 
-Every turn renders on its own line as ``[S3T7] Caroline: text``; a shared photo
-adds `` [shares a photo: caption]``. A chunk opens with a heading naming its
-session (and part), then the session's date and speakers.
+Every turn renders on its own line as ``[S3T7] Caroline: text`` (``[S1T2] text``
+when no speaker is named); a shared photo adds `` [shares a photo: caption]``. A
+chunk opens with a heading naming its session (and part), then the session's date
+(formatted when known, else as the source wrote it) and speakers.
 """
 
 from __future__ import annotations
