@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 AfterTask = Callable[[int, Trajectory], Awaitable[None]]
+BeforeTask = Callable[[int, AlfworldTask], Awaitable[None]]
 
 
 class ChainMismatchError(ValueError):
@@ -109,7 +110,8 @@ def load_records(chain_dir: Path) -> dict[int, Trajectory]:
 
 async def run_chain(tasks: Sequence[AlfworldTask], policy: Policy, chain_dir: Path, *,
                     env: AlfworldEnv, name: str = "full", seed: int = 0,
-                    after_task: AfterTask | None = None) -> list[Trajectory]:
+                    after_task: AfterTask | None = None,
+                    before_task: BeforeTask | None = None) -> list[Trajectory]:
     """Run every task of a chain in order, resuming from the records already in ``chain_dir``.
 
     Args:
@@ -121,6 +123,8 @@ async def run_chain(tasks: Sequence[AlfworldTask], policy: Policy, chain_dir: Pa
         seed: the seed the order came from, pinned in the manifest.
         after_task: awaited after each newly finished task with its position and
             record (a memory builder hooks in here); not called for skipped tasks.
+        before_task: awaited before each task that is about to be played, with its
+            position and task (retrieval hooks in here); not called for skipped tasks.
 
     Returns:
         The records of all tasks, in chain order.
@@ -140,6 +144,8 @@ async def run_chain(tasks: Sequence[AlfworldTask], policy: Policy, chain_dir: Pa
             raise ChainMismatchError(f"{_record_path(chain_dir, position)} records "
                                      f"{record.task_id}, expected {task.task_id}")
         if record is None:
+            if before_task is not None:
+                await before_task(position, task)
             record = await run_episode(env, task, policy)
             atomic_write(_record_path(chain_dir, position),
                          record.model_dump_json(indent=1).encode())

@@ -1,0 +1,117 @@
+"""Run configurations of the skill setting: a YAML file naming the grid of cells to run.
+
+A cell is one (protocol, variant, curator, execution) combination. Variants
+without a curator (``none``, ``episode_log``) get one cell per protocol and
+execution whatever the curator ladder holds. ``execution`` is ``expert`` (the
+offline handcoded expert) or a model name for the execution agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memdir.skills._variants import VariantName
+
+__all__ = ["EXPERT", "Cell", "Protocol", "RunConfig", "load_config"]
+
+EXPERT = "expert"
+Protocol = Literal["full-chain", "three-chain"]
+_DEFAULT_PROTOCOLS: tuple[Protocol, ...] = ("full-chain",)
+_CURATED = {"curated_skills", "curated_skills_mem", "curated_skills_mem_gs"}
+
+
+def _slug(model: str) -> str:
+    return model.rsplit("/", 1)[-1].replace(".", "_")
+
+
+class Cell(BaseModel):
+    """One cell of the grid."""
+
+    model_config = ConfigDict(frozen=True)
+
+    protocol: Protocol
+    variant: VariantName
+    execution: str
+    curator: str | None = None
+    retriever: str | None = None
+
+    @property
+    def id(self) -> str:
+        """A folder name naming the cell, e.g. ``full-chain.episode_log.exec-expert``."""
+        parts: list[str] = [self.protocol, self.variant]
+        if self.curator is not None:
+            parts.append(f"cur-{_slug(self.curator)}")
+        parts.append(f"exec-{_slug(self.execution)}")
+        return ".".join(parts)
+
+
+class RunConfig(BaseModel):
+    """A grid of skill-setting cells and the settings they share."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    data: Path = Field(description="The valid_seen split folder (relative: to the cwd).")
+    output: Path = Field(description="Where the run's records go.")
+    protocols: list[Protocol] = Field(default_factory=lambda: list(_DEFAULT_PROTOCOLS),
+                                      min_length=1)
+    variants: list[VariantName] = Field(min_length=1)
+    seed: int = 0
+    max_steps: int = Field(default=50, ge=1)
+    limit: int | None = Field(default=None, ge=1,
+                              description="Play only the first N tasks of each chain.")
+    curators: list[str] = Field(default_factory=lambda: ["openai/gpt-5.4-mini"], min_length=1)
+    retriever: str = "openai/gpt-5.4-mini"
+    executions: list[str] = Field(default_factory=lambda: [EXPERT], min_length=1)
+    episode_k: int = Field(default=2, ge=0, description="Episodes served by episode_log.")
+    cache_dir: Path | None = Field(default=None, description="ALFWorld translation cache.")
+    prices: Path | None = Field(default=None, description="A price file merged over the table.")
+
+    def cells(self) -> list[Cell]:
+        """Every cell of the grid, in config order."""
+        found = []
+        for protocol in self.protocols:
+            for execution in self.executions:
+                for variant in self.variants:
+                    if variant not in _CURATED:
+                        found.append(Cell(protocol=protocol, variant=variant,
+                                          execution=execution))
+                        continue
+                    for curator in self.curators:
+                        found.append(Cell(protocol=protocol, variant=variant,
+                                          execution=execution, curator=curator,
+                                          retriever=self.retriever))
+        return found
+
+    def models(self) -> list[str]:
+        """Every model name the grid calls (empty for an offline grid)."""
+        names: list[str] = []
+        for cell in self.cells():
+            for name in (cell.curator, cell.retriever, cell.execution):
+                if name is not None and name != EXPERT and name not in names:
+                    names.append(name)
+        return names
+
+
+def load_config(path: Path) -> RunConfig:
+    """Read a run config from YAML.
+
+    Raises:
+        ValueError: the file is unreadable, not YAML, or does not fit :class:`RunConfig`.
+    """
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read the run config {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path} is not valid YAML: {exc}") from None
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}"
+                             for e in exc.errors())
+        raise ValueError(f"{path} is not a valid skills run config: {problems}") from None

@@ -1,0 +1,119 @@
+"""The model-driven execution agent: a :class:`Policy` that asks a model for each action.
+
+The system prompt is the ``execution`` prompt with the task and the guidance the
+memory variant retrieved; every step adds one user turn (the latest observation
+and the admissible commands) and the model's reply, so the conversation only
+grows by appending and a provider's prompt cache keeps serving its prefix. The
+model runs at temperature 0 (the ``execution`` role's settings). Each model call
+is recorded as a :class:`CallRecord`; :meth:`ModelPolicy.take_record` hands the
+episode's record to the runner.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Model,
+)
+
+from memdir.agents import (
+    CallRecord,
+    EpisodeRecord,
+    RoleConfig,
+    load_prompt,
+    resolve_model,
+    role_config,
+    usage_from_inspect,
+)
+from memdir.skills._policy import GiveUp, Step
+
+__all__ = ["NO_GUIDANCE", "ModelPolicy", "parse_action"]
+
+NO_GUIDANCE = "(none for this task)"
+
+
+def parse_action(reply: str) -> str:
+    """The action in a model's reply: its first non-empty line, without quotes or a label."""
+    for raw in reply.splitlines():
+        line = raw.strip().strip("`").strip()
+        if line.lower().startswith("action:"):
+            line = line[len("action:"):]
+        line = line.lstrip(">").strip().strip("`").strip().rstrip(".").strip()
+        if line:
+            return line
+    return ""
+
+
+def _turn(observation: str, admissible: Sequence[str]) -> str:
+    commands = "\n".join(f"- {a}" for a in admissible) or "- (none listed)"
+    return (f"Observation:\n{observation.strip()}\n\nCommands available now:\n{commands}\n\n"
+            "Reply with your next action only.")
+
+
+class ModelPolicy:
+    """Asks a model for every action of an episode.
+
+    Args:
+        model: An inspect_ai model or its ``provider/model`` name.
+        role: The execution role's settings (default: ``role_config("execution")``).
+    """
+
+    def __init__(self, model: Model | str, role: RoleConfig | None = None) -> None:
+        self.llm = resolve_model(model)
+        self.role = role or role_config("execution")
+        self.name = f"model:{self.llm}"
+        self.goal = ""
+        self.guidance = NO_GUIDANCE
+        self._messages: list[ChatMessage] = []
+        self._record: EpisodeRecord | None = None
+
+    def begin(self, goal: str, guidance: str) -> None:
+        """Set the next episode's task and guidance (called before the episode starts)."""
+        self.goal = goal
+        self.guidance = guidance.strip() or NO_GUIDANCE
+        self._record = None
+
+    def take_record(self) -> EpisodeRecord | None:
+        """The record of the last episode (None if no call was made), then forget it."""
+        record, self._record = self._record, None
+        return record
+
+    def _start(self) -> EpisodeRecord:
+        prompt = load_prompt(self.role.prompt, task=self.goal or "(see the observation)",
+                             guidance=self.guidance)
+        self._messages = [ChatMessageSystem(content=prompt.text)]
+        return EpisodeRecord(role=self.role.role, model=str(self.llm), prompt_name=prompt.name,
+                             prompt_hash=prompt.sha256, max_rounds=self.role.max_rounds,
+                             max_tokens=self.role.max_tokens, temperature=self.role.temperature)
+
+    async def act(self, observation: str, admissible_actions: Sequence[str],
+                  history: Sequence[Step]) -> str:
+        """Ask the model for the next action (see :class:`Policy`)."""
+        if not history or self._record is None:
+            self._record = self._start()
+        record = self._record
+        self._messages.append(ChatMessageUser(content=_turn(observation, admissible_actions)))
+        began = time.perf_counter()
+        try:
+            output = await self.llm.generate(
+                list(self._messages), config=self.role.generate_config(str(self.llm)))
+        except Exception as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            raise
+        latency = time.perf_counter() - began
+        self._messages.append(output.message)
+        record.calls.append(CallRecord(
+            role=record.role, round=len(record.calls) + 1, model=record.model,
+            prompt_hash=record.prompt_hash, stop_reason=output.stop_reason,
+            latency_s=latency, usage=usage_from_inspect(output.usage)))
+        record.wall_s += latency
+        action = parse_action(output.completion)
+        if not action:
+            raise GiveUp("the model replied without an action")
+        record.final_text = action
+        return action

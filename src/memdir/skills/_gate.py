@@ -1,0 +1,192 @@
+"""The outcome gate, enforced by the curator's write tools.
+
+:class:`GatedLibrary` wraps the ``write`` set's ``create``, ``str_replace`` and
+``insert`` so that every entry the curator leaves behind fits the skill schema
+(``metadata.type`` skill or note, ``metadata.sources`` a list of {task, outcome})
+and no failed attempt produces or grows a positive procedure:
+
+- a failed attempt may not create a ``type: skill`` entry, turn a note into a
+  skill, or change an existing skill's body or sources (it may turn the skill
+  into a note, or write notes freely);
+- no entry may be a skill whose sources are all failures, whoever writes it.
+
+A refused write comes back to the model as a tool error saying what to do
+instead; an edit that breaks a rule is rolled back before the error is returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memdir.store import Frontmatter, SkillMetadata, Store, parse_file, validate_skill_metadata
+from memdir.tools import ToolError, ToolSet, ToolSpec, tool_spec, write_set
+
+__all__ = ["Attempt", "GatedLibrary", "gate_problem"]
+
+_EXAMPLE = (
+    "---\nname: {stem}\ndescription: <one line: what it holds and when it applies>\n"
+    "metadata:\n  type: note\n  sources:\n    - {{task: {task}, outcome: {outcome}}}\n---\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """The task attempt the curator is integrating."""
+
+    task_id: str
+    success: bool
+
+    @property
+    def outcome(self) -> str:
+        """``success`` or ``failure``, as written in ``metadata.sources``."""
+        return "success" if self.success else "failure"
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _metadata(fm: Frontmatter | None) -> SkillMetadata | None:
+    if fm is None or fm.metadata is None or validate_skill_metadata(fm):
+        return None
+    return SkillMetadata.model_validate(fm.metadata)
+
+
+def _sources(meta: SkillMetadata) -> list[tuple[str, str]]:
+    return [(s.task, s.outcome) for s in meta.sources]
+
+
+def _schema_problem(text: str, stem: str, attempt: Attempt) -> str | None:
+    parsed = parse_file(text, stem)
+    if parsed.frontmatter is None:
+        return None  # the write set's own header check explains this one
+    defects = validate_skill_metadata(parsed.frontmatter)
+    if not defects:
+        return None
+    listed = "\n".join(f"- {d.message}" for d in defects)
+    return (f"every library entry needs metadata with a type and its sources.\n{listed}\n"
+            "A header that fits:\n"
+            + _EXAMPLE.format(stem=stem, task=attempt.task_id, outcome=attempt.outcome))
+
+
+def gate_problem(old_text: str | None, new_text: str, stem: str, attempt: Attempt) -> str | None:
+    """Why writing ``new_text`` (over ``old_text``, None for a new file) breaks the gate.
+
+    Returns:
+        An instructive message, or None when the write is allowed.
+    """
+    schema = _schema_problem(new_text, stem, attempt)
+    if schema is not None:
+        return schema
+    new = parse_file(new_text, stem)
+    new_meta = _metadata(new.frontmatter)
+    if new_meta is None or new_meta.type != "skill":
+        return None
+    if all(outcome == "failure" for _, outcome in _sources(new_meta)):
+        return ("a skill must come from at least one successful attempt, and every source "
+                "listed here is a failure. Write this as a note (metadata.type: note).")
+    if attempt.success:
+        return None
+    old = parse_file(old_text, stem) if old_text is not None else None
+    old_meta = _metadata(old.frontmatter) if old is not None else None
+    if old is None or old_meta is None or old_meta.type != "skill":
+        return (f"this attempt ({attempt.task_id}) failed, and only a successful attempt may "
+                "create a skill. Record what went wrong as a note instead "
+                "(metadata.type: note), e.g. what to avoid and what to do instead.")
+    if old.body != new.body or _sources(old_meta) != _sources(new_meta):
+        return (f"this attempt ({attempt.task_id}) failed, so it may not extend or change "
+                "the skill's procedure or add itself to the skill's sources. Write a "
+                "separate note about the failure, and link it from elsewhere if useful.")
+    return None
+
+
+class GatedLibrary:
+    """The curator's write set over a skill library, gated on the current attempt.
+
+    Args:
+        store: The library.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.attempt: Attempt | None = None
+        self.refusals: list[str] = []
+        self._inner = write_set(store)
+
+    def _current(self) -> Attempt:
+        if self.attempt is None:
+            raise RuntimeError("set GatedLibrary.attempt before the curator writes")
+        return self.attempt
+
+    def _refuse(self, path: str, problem: str) -> ToolError:
+        self.refusals.append(f"{path}: {problem.splitlines()[0]}")
+        return ToolError(f"{path} was not written: {problem}")
+
+    async def _checked_edit(self, run: ToolSpec, **kwargs: object) -> str:
+        virtual = self.store.resolve(str(kwargs["path"]), "file").virtual
+        before = self.store.read(virtual)
+        result = await run.fn(**kwargs)
+        after = self.store.read(virtual)
+        problem = gate_problem(before, after, _stem(virtual), self._current())
+        if problem is not None:
+            self.store.edit(virtual, lambda _text: before)
+            raise self._refuse(virtual, problem)
+        return result
+
+    def toolset(self) -> ToolSet:
+        """The ``skills-write`` set: the write set with gated create, str_replace and insert."""
+        inner = self._inner.tools
+
+        async def create(path: str, file_text: str) -> str:
+            """Create a new library entry (a skill or a note); folders on the way are created.
+
+            The file must not exist yet. Its header names the file, describes it in one
+            line, and carries metadata: type (skill for a procedure, note for a lesson
+            or observation) and sources (the attempts it came from, each with its
+            outcome). Only a successful attempt may create a skill.
+
+            Args:
+                path: The new file's path under /memories, ending in .md.
+                file_text: The complete content of the file, header first.
+            """
+            virtual = self.store.resolve(path, "file").virtual
+            problem = gate_problem(None, file_text, _stem(virtual), self._current())
+            if problem is not None:
+                raise self._refuse(virtual, problem)
+            return await inner["create"].fn(path=path, file_text=file_text)
+
+        async def str_replace(path: str, old_str: str, new_str: str) -> str:
+            """Replace one exact passage of a library entry with new text.
+
+            old_str must occur exactly once, character for character, without the
+            line numbers view shows. The header must keep its metadata (type and
+            sources); a failed attempt may not change a skill's steps or sources.
+
+            Args:
+                path: The entry to edit, e.g. /memories/heating/heat-an-object.md.
+                old_str: The exact text to replace; it must appear exactly once.
+                new_str: The text to put in its place (may be empty).
+            """
+            return await self._checked_edit(inner["str_replace"], path=path,
+                                            old_str=old_str, new_str=new_str)
+
+        async def insert(path: str, insert_line: int, insert_text: str) -> str:
+            """Insert text into a library entry after a given line.
+
+            insert_line 0 puts the text first; the file's line count appends it. The
+            header must stay valid; a failed attempt may not add to a skill.
+
+            Args:
+                path: The entry to edit.
+                insert_line: The line after which to insert, from 0 to the line count.
+                insert_text: The text to insert; it becomes one or more whole lines.
+            """
+            return await self._checked_edit(inner["insert"], path=path,
+                                            insert_line=insert_line, insert_text=insert_text)
+
+        gated = {
+            "create": tool_spec(create, read_only=False),
+            "str_replace": tool_spec(str_replace, read_only=False, destructive=True),
+            "insert": tool_spec(insert, read_only=False),
+        }
+        return ToolSet("skills-write", [gated.get(name, spec) for name, spec in inner.items()])

@@ -1,0 +1,196 @@
+"""Reports of a skill-setting run, from its records only (nothing is replayed or re-run).
+
+``build_report(run_dir)`` reads every cell folder (``cell.json``) and its chains'
+step records and writes:
+
+- ``report.md``: success overall and per family per cell; deployment cost
+  (retrieval plus execution) and build cost (curation) per role and per solved
+  task, priced with :class:`PriceTable`; store growth; audit findings;
+- ``tasks.csv``: one row per task: outcome, execution rounds, the token
+  categories of each role, the store's size after the task.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memdir.agents import EpisodeRecord, PriceTable, Usage
+from memdir.skills._config import Cell
+from memdir.skills._families import FAMILIES
+from memdir.skills._run import StepRecord, load_steps
+
+__all__ = ["CellReport", "build_report", "load_run"]
+
+ROLES = ("retrieval", "execution", "curation")
+
+
+@dataclass
+class CellReport:
+    """The step records of one cell, by chain."""
+
+    cell: Cell
+    chains: dict[str, list[StepRecord]] = field(default_factory=dict)
+
+    @property
+    def steps(self) -> list[StepRecord]:
+        """Every step record of every chain."""
+        return [s for chain in self.chains.values() for s in chain]
+
+
+def load_run(run_dir: Path) -> list[CellReport]:
+    """Every cell of a run folder with its step records.
+
+    Raises:
+        ValueError: the folder holds no cell.
+    """
+    cells = []
+    for cell_file in sorted(run_dir.glob("*/cell.json")):
+        cell = Cell.model_validate_json(cell_file.read_text(encoding="utf-8"))
+        report = CellReport(cell)
+        for chain_dir in sorted(p for p in cell_file.parent.iterdir() if p.is_dir()):
+            steps = load_steps(chain_dir)
+            report.chains[chain_dir.name] = [steps[k] for k in sorted(steps)]
+        cells.append(report)
+    if not cells:
+        raise ValueError(f"{run_dir} holds no cell (no */cell.json); give a run's output folder")
+    return cells
+
+
+def _record(step: StepRecord, role: str) -> EpisodeRecord | None:
+    record: EpisodeRecord | None = getattr(step, role)
+    return record
+
+
+def _usage(steps: list[StepRecord], role: str) -> Usage:
+    return sum((r.usage for s in steps if (r := _record(s, role)) is not None), Usage())
+
+
+def _cost(steps: list[StepRecord], role: str, prices: PriceTable) -> float | None:
+    total = 0.0
+    for step in steps:
+        record = _record(step, role)
+        if record is None or record.zero_cost_baseline:
+            continue
+        cost = prices.cost(record.model, record.usage)
+        if cost is None:
+            return None
+        total += cost
+    return total
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def _per(value: float | None, solved: int) -> str:
+    if not solved:
+        return "-"
+    return _money(None if value is None else value / solved)
+
+
+def _success_table(cells: list[CellReport]) -> list[str]:
+    families = [f for f in FAMILIES if any(s.family == f for c in cells for s in c.steps)]
+    lines = ["| cell | all | " + " | ".join(families) + " |",
+             "| --- | --- | " + " | ".join("---" for _ in families) + " |"]
+    for report in cells:
+        steps = report.steps
+        row = [report.cell.id, f"{sum(s.success for s in steps)} / {len(steps)}"]
+        for family in families:
+            mine = [s for s in steps if s.family == family]
+            row.append(f"{sum(s.success for s in mine)} / {len(mine)}" if mine else "-")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def _cost_table(cells: list[CellReport], prices: PriceTable) -> list[str]:
+    lines = ["| cell | retrieval | execution | curation | deployment / solved | "
+             "build / solved | input tokens | output tokens |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for report in cells:
+        steps = report.steps
+        solved = sum(s.success for s in steps)
+        cost = {role: _cost(steps, role, prices) for role in ROLES}
+        deploy = (None if cost["retrieval"] is None or cost["execution"] is None
+                  else cost["retrieval"] + cost["execution"])
+        build = cost["curation"]
+        usage = sum((_usage(steps, role) for role in ROLES), Usage())
+        lines.append(f"| {report.cell.id} | {_money(cost['retrieval'])} | "
+                     f"{_money(cost['execution'])} | {_money(build)} | {_per(deploy, solved)} | "
+                     f"{_per(build, solved)} | {usage.input} | {usage.output} |")
+    return lines
+
+
+def _growth_table(cells: list[CellReport]) -> list[str]:
+    lines = ["| cell | chain | tasks | files (25/50/75/100 %) | bytes at end | "
+             "schema findings | gate findings | gate refusals |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for report in cells:
+        for name, steps in report.chains.items():
+            if not steps:
+                continue
+            marks = [steps[max(0, round(len(steps) * q) - 1)].store_files
+                     for q in (0.25, 0.5, 0.75, 1.0)]
+            refusals = sum(len(s.gate_refusals) for s in steps)
+            lines.append(f"| {report.cell.id} | {name} | {len(steps)} | "
+                         f"{'/'.join(map(str, marks))} | {steps[-1].store_bytes} | "
+                         f"{steps[-1].schema_findings} | {steps[-1].gate_findings} | {refusals} |")
+    return lines
+
+
+_CSV_FIELDS = ["cell", "chain", "position", "task_id", "family", "success", "steps_used",
+               "execution_rounds", "guidance_chars", "served_files", "gate_refusals",
+               "store_files", "store_bytes", "schema_findings", "gate_findings",
+               "reset_seconds", "episode_seconds", "memory_seconds"]
+_TOKENS = ["uncached_input", "cached_input", "cache_write", "output", "reasoning"]
+
+
+def _csv(cells: list[CellReport]) -> str:
+    token_fields = [f"{role}_{kind}" for role in ROLES for kind in _TOKENS]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS + token_fields, lineterminator="\n")
+    writer.writeheader()
+    for report in cells:
+        for chain, steps in report.chains.items():
+            for s in steps:
+                row: dict[str, object] = {
+                    "cell": report.cell.id, "chain": chain, "position": s.position,
+                    "task_id": s.task_id, "family": s.family, "success": int(s.success),
+                    "steps_used": s.steps_used,
+                    "execution_rounds": s.execution.rounds if s.execution else 0,
+                    "guidance_chars": s.guidance_chars, "served_files": len(s.served_paths),
+                    "gate_refusals": len(s.gate_refusals), "store_files": s.store_files,
+                    "store_bytes": s.store_bytes, "schema_findings": s.schema_findings,
+                    "gate_findings": s.gate_findings,
+                    "reset_seconds": round(s.reset_seconds, 3),
+                    "episode_seconds": round(s.episode_seconds, 3),
+                    "memory_seconds": round(s.memory_seconds, 3)}
+                for role in ROLES:
+                    record = _record(s, role)
+                    usage = record.usage if record is not None else Usage()
+                    for kind in _TOKENS:
+                        row[f"{role}_{kind}"] = getattr(usage, kind)
+                writer.writerow(row)
+    return out.getvalue()
+
+
+def build_report(run_dir: Path, prices: PriceTable | None = None) -> tuple[Path, Path]:
+    """Write ``report.md`` and ``tasks.csv`` into ``run_dir``; returns their paths."""
+    cells = load_run(run_dir)
+    prices = prices or PriceTable.load()
+    parts = [f"# Skill-setting report: {run_dir.name}", "",
+             "Built from the step records only. Costs use the price table; "
+             "'unknown' means a model has no price.", "",
+             "## Success per cell and family", "", *_success_table(cells), "",
+             "## Cost per role (deployment = retrieval + execution, build = curation)", "",
+             *_cost_table(cells, prices), "",
+             "## Store growth and audits (files after 25/50/75/100 % of each chain)", "",
+             *_growth_table(cells), "",
+             "Per-task rounds and token categories: tasks.csv.", ""]
+    report = run_dir / "report.md"
+    table = run_dir / "tasks.csv"
+    report.write_text("\n".join(parts), encoding="utf-8")
+    table.write_text(_csv(cells), encoding="utf-8")
+    return report, table

@@ -1,0 +1,240 @@
+"""Runs the cells of a skill-setting grid: chains of tasks with a memory variant.
+
+Per task the order is fixed and leak-free: the variant retrieves from the store
+as the earlier attempts left it, the execution policy plays the task, the
+variant integrates the attempt, the store is snapshotted (one git commit per
+task, ``task NNN <task id>``) and audited, and a :class:`StepRecord` is written.
+
+A cell's folder holds ``cell.json`` and one folder per chain, each with the chain
+runner's ``chain.json`` and ``tasks/NNN.json`` plus ``steps/NNN.json`` (the step
+records), ``steps/NNN.served.json`` (what retrieval served, written before the
+attempt) and ``store/`` (the store with its git history). A rerun resumes: the
+chain runner skips recorded attempts, and an attempt whose integration was cut
+short is integrated again from its recorded trajectory over the store restored
+to the previous task's snapshot.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from inspect_ai.model import Model
+from pydantic import BaseModel, Field
+
+from memdir.agents import EpisodeRecord
+from memdir.skills._audit import audit_gate, audit_schema
+from memdir.skills._chain import load_records, run_chain
+from memdir.skills._config import EXPERT, Cell, RunConfig
+from memdir.skills._env import AlfworldEnv
+from memdir.skills._execution import ModelPolicy
+from memdir.skills._expert import ExpertPolicy
+from memdir.skills._families import AlfworldTask, full_chain_order, three_chain_orders
+from memdir.skills._policy import Policy
+from memdir.skills._trajectory import Trajectory
+from memdir.skills._variants import Served, Variant, make_variant
+from memdir.store import Store, atomic_write
+from memdir.store.history import History
+
+__all__ = ["STEP_SCHEMA", "ServedRecord", "StepRecord", "chains_for", "load_steps", "run_cell"]
+
+STEP_SCHEMA = 1
+Models = Mapping[str, Model]
+
+
+class ServedRecord(BaseModel):
+    """What retrieval served before one attempt (and, once played, the execution record)."""
+
+    schema_version: int = STEP_SCHEMA
+    position: int
+    task_id: str
+    guidance: str = ""
+    paths: list[str] = Field(default_factory=list)
+    retrieval: EpisodeRecord | None = None
+    execution: EpisodeRecord | None = None
+
+
+class StepRecord(BaseModel):
+    """One finished task of a chain with its memory work, costs and the store after it."""
+
+    schema_version: int = STEP_SCHEMA
+    position: int
+    task_id: str
+    family: str
+    success: bool
+    steps_used: int
+    served_paths: list[str] = Field(default_factory=list)
+    guidance_chars: int = 0
+    retrieval: EpisodeRecord | None = None
+    execution: EpisodeRecord | None = None
+    curation: EpisodeRecord | None = None
+    gate_refusals: list[str] = Field(default_factory=list)
+    store_files: int = 0
+    store_bytes: int = 0
+    schema_findings: int = 0
+    gate_findings: int = 0
+    snapshot: str | None = None
+    reset_seconds: float = 0.0
+    episode_seconds: float = 0.0
+    memory_seconds: float = 0.0
+
+
+def chains_for(protocol: str, tasks: Sequence[AlfworldTask], seed: int,
+               limit: int | None = None) -> list[tuple[str, list[AlfworldTask]]]:
+    """The named chains of a protocol, each cut to its first ``limit`` tasks if given."""
+    if protocol == "full-chain":
+        chains = [("full", full_chain_order(tasks, seed))]
+    elif protocol == "three-chain":
+        chains = [(f"three-{i}", c) for i, c in enumerate(three_chain_orders(tasks, seed))]
+    else:
+        raise ValueError(f"unknown protocol {protocol!r}; use full-chain or three-chain")
+    return [(name, chain[:limit] if limit else chain) for name, chain in chains]
+
+
+def _steps_dir(chain_dir: Path) -> Path:
+    return chain_dir / "steps"
+
+
+def load_steps(chain_dir: Path) -> dict[int, StepRecord]:
+    """The step records of a chain folder, by position."""
+    found = {}
+    for path in sorted(_steps_dir(chain_dir).glob("[0-9][0-9][0-9].json")):
+        found[int(path.stem)] = StepRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    return found
+
+
+def _store_size(store: Store | None) -> tuple[int, int]:
+    if store is None:
+        return 0, 0
+    files = store.files()
+    return len(files), sum(len(store.read(p).encode("utf-8")) for p in files)
+
+
+def _restore(history: History, message_prefix: str) -> None:
+    """Put the live store back to the snapshot whose message starts with ``message_prefix``."""
+    step = next((s for s in reversed(history.steps()) if s.message.startswith(message_prefix)),
+                None)
+    if step is None:
+        raise RuntimeError(f"no snapshot '{message_prefix}...' in {history.root}; the chain "
+                           "folder is damaged, start it again in a fresh folder")
+    state = history.read_state(step)
+    store = history.store
+    for path in store.files():
+        if path not in state:
+            store.delete(path)
+    for path, text in state.items():
+        if not store.exists(path) or store.read(path) != text:
+            store.write(path, text)
+
+
+class _ChainRun:
+    """One chain of one cell: the hooks around the chain runner."""
+
+    def __init__(self, chain_dir: Path, variant: Variant, policy: Policy) -> None:
+        self.dir = chain_dir
+        self.variant = variant
+        self.policy = policy
+        self.store = variant.store
+        self.history = History(self.store) if self.store is not None else None
+        if self.history is not None:
+            self.history.init()
+            if not self.history.steps():
+                self.history.snapshot("start: empty store")
+        self.memory_seconds: dict[int, float] = {}
+
+    def _served_path(self, position: int) -> Path:
+        return _steps_dir(self.dir) / f"{position:03d}.served.json"
+
+    async def before(self, position: int, task: AlfworldTask) -> None:
+        began = time.perf_counter()
+        served = await self.variant.retrieve(position, task)
+        self.memory_seconds[position] = time.perf_counter() - began
+        record = ServedRecord(position=position, task_id=task.task_id, guidance=served.guidance,
+                              paths=served.paths, retrieval=served.record)
+        atomic_write(self._served_path(position), record.model_dump_json(indent=1).encode())
+        if isinstance(self.policy, ModelPolicy):
+            self.policy.begin(task.goal, served.guidance)
+
+    async def after(self, position: int, trajectory: Trajectory) -> None:
+        path = self._served_path(position)
+        record = ServedRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        if isinstance(self.policy, ModelPolicy):
+            record.execution = self.policy.take_record()
+            atomic_write(path, record.model_dump_json(indent=1).encode())
+        await self.finish(position, trajectory, record)
+
+    async def finish(self, position: int, trajectory: Trajectory, served: ServedRecord) -> None:
+        began = time.perf_counter()
+        done = await self.variant.integrate(
+            position, trajectory, Served(served.guidance, served.paths, served.retrieval))
+        snapshot = None
+        if self.history is not None:
+            snapshot = self.history.snapshot(f"task {position:03d} {trajectory.task_id}")
+        files, size = _store_size(self.store)
+        step = StepRecord(
+            position=position, task_id=trajectory.task_id, family=trajectory.family,
+            success=trajectory.success, steps_used=trajectory.steps_used,
+            served_paths=served.paths, guidance_chars=len(served.guidance),
+            retrieval=served.retrieval, execution=served.execution, curation=done.record,
+            gate_refusals=done.refusals, store_files=files, store_bytes=size,
+            schema_findings=len(audit_schema(self.store)) if self.store else 0,
+            gate_findings=len(audit_gate(self.store)) if self.store else 0,
+            snapshot=snapshot, reset_seconds=trajectory.reset_seconds,
+            episode_seconds=trajectory.wall_seconds,
+            memory_seconds=self.memory_seconds.pop(position, 0.0) + time.perf_counter() - began)
+        atomic_write(_steps_dir(self.dir) / f"{position:03d}.json",
+                     step.model_dump_json(indent=1).encode())
+
+    async def repair(self) -> None:
+        """Integrate again any recorded attempt whose step record is missing."""
+        steps = load_steps(self.dir)
+        for position, trajectory in sorted(load_records(self.dir).items()):
+            if position in steps:
+                continue
+            path = self._served_path(position)
+            if not path.is_file():
+                raise RuntimeError(f"{path} is missing; the attempt at position {position} "
+                                   "cannot be integrated again. Start the chain afresh.")
+            if self.history is not None:
+                earlier = [p for p in steps if p < position]
+                _restore(self.history, f"task {max(earlier):03d} " if earlier else "start")
+            served = ServedRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            await self.finish(position, trajectory, served)
+            steps = load_steps(self.dir)
+
+
+def _policy(cell: Cell, env: AlfworldEnv, seed: int, models: Models) -> Policy:
+    if cell.execution == EXPERT:
+        return ExpertPolicy(env, seed=seed)
+    return ModelPolicy(models.get(cell.execution, cell.execution))
+
+
+async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
+                   env: AlfworldEnv, models: Models | None = None) -> Path:
+    """Run every chain of one cell (resuming what is recorded); returns the cell's folder.
+
+    Args:
+        config: The run's settings (seed, limit, output folder, episode_k).
+        cell: The cell to run.
+        tasks: The split's tasks (``list_tasks``).
+        env: The environment (``facts=True`` for the expert).
+        models: Model objects standing in for model names (e.g. scripted test models).
+    """
+    models = models or {}
+    cell_dir = config.output / cell.id
+    cell_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(cell_dir / "cell.json", cell.model_dump_json(indent=1).encode())
+    for name, chain in chains_for(cell.protocol, tasks, config.seed, config.limit):
+        chain_dir = cell_dir / name
+        store = None if cell.variant == "none" else Store(chain_dir / "store", create=True)
+        variant = make_variant(
+            cell.variant, store, k=config.episode_k,
+            curator=models.get(cell.curator, cell.curator) if cell.curator else None,
+            retriever=models.get(cell.retriever, cell.retriever) if cell.retriever else None)
+        policy = _policy(cell, env, config.seed, models)
+        run = _ChainRun(chain_dir, variant, policy)
+        await run.repair()
+        await run_chain(chain, policy, chain_dir, env=env, name=name, seed=config.seed,
+                        after_task=run.after, before_task=run.before)
+    return cell_dir

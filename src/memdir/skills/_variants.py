@@ -1,0 +1,232 @@
+"""The skill setting's memory variants behind one interface.
+
+A variant does two things per task: ``retrieve`` before the attempt (what the
+execution agent gets as guidance) and ``integrate`` after it (how the store
+learns from the attempt). The runner calls them in that order, so task t only
+ever reads a store built from the attempts before t.
+
+- ``none``: no store, no guidance.
+- ``episode_log``: each rendered trajectory is appended verbatim as
+  ``/memories/episodes/NNN-<task>.md`` (zero model cost); retrieval serves, in
+  full, the ``k`` most recent episodes of the same goal family.
+- ``curated_skills``: the curator (write set, prompt ``curator``) distils each
+  attempt; the retriever (prompt ``retriever-cite``) cites files, served in full.
+- ``curated_skills_mem``: as above, but the curator writes through the gated set
+  (schema plus outcome gate), and the retriever cites only what clearly applies.
+- ``curated_skills_mem_gs``: the gated store; the retriever (prompt
+  ``retriever-guidance``) writes guidance for this task with provenance lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, get_args
+
+from inspect_ai.model import Model
+
+from memdir.agents import EpisodeRecord, load_prompt, role_config, run_agent
+from memdir.skills._families import AlfworldTask
+from memdir.skills._gate import Attempt, GatedLibrary
+from memdir.skills._trajectory import Trajectory, render_trajectory
+from memdir.store import Frontmatter, Store, render_file, slugify
+from memdir.tools import make_toolset, write_set
+
+__all__ = [
+    "EPISODES",
+    "VARIANT_NAMES",
+    "CuratedVariant",
+    "EpisodeLogVariant",
+    "Integrated",
+    "NoStoreVariant",
+    "Served",
+    "Variant",
+    "VariantName",
+    "make_variant",
+]
+
+VariantName = Literal[
+    "none", "episode_log", "curated_skills", "curated_skills_mem", "curated_skills_mem_gs"
+]
+VARIANT_NAMES: tuple[str, ...] = get_args(VariantName)
+EPISODES = "/memories/episodes"
+_CITED = re.compile(r"\[(/memories/[^\]\s:>]+\.md)")
+_NOTHING = ("none", "no relevant experience")
+
+
+@dataclass
+class Served:
+    """What retrieval handed the execution agent for one task."""
+
+    guidance: str = ""
+    paths: list[str] = field(default_factory=list)
+    record: EpisodeRecord | None = None
+
+
+@dataclass
+class Integrated:
+    """What integrating one attempt cost and what the gate refused."""
+
+    record: EpisodeRecord | None = None
+    refusals: list[str] = field(default_factory=list)
+
+
+class Variant(Protocol):
+    """One memory variant: retrieval before each attempt, integration after it."""
+
+    name: str
+    store: Store | None
+
+    async def retrieve(self, position: int, task: AlfworldTask) -> Served:
+        """Guidance for the attempt at ``position`` from the store as it stands."""
+        ...
+
+    async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
+        """Learn from the finished attempt at ``position``."""
+        ...
+
+
+class NoStoreVariant:
+    """No memory at all: the execution agent's floor."""
+
+    name = "none"
+    store: Store | None = None
+
+    async def retrieve(self, position: int, task: AlfworldTask) -> Served:
+        """Nothing to serve."""
+        return Served()
+
+    async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
+        """Nothing to learn into."""
+        return Integrated()
+
+
+def _serve_files(store: Store, paths: list[str]) -> str:
+    return "\n\n".join(f"### {path}\n\n{store.read(path).strip()}" for path in paths)
+
+
+class EpisodeLogVariant:
+    """Appends every rendered trajectory; serves the k latest episodes of the same family.
+
+    Args:
+        store: The store (episodes go under ``/memories/episodes``).
+        k: How many episodes to serve per task.
+    """
+
+    name = "episode_log"
+
+    def __init__(self, store: Store, k: int = 2) -> None:
+        self.store: Store | None = store
+        self._store = store
+        self.k = k
+
+    def episodes(self) -> list[tuple[int, str, str]]:
+        """(position, family, path) of every episode file, oldest first."""
+        found: list[tuple[int, str, str]] = []
+        if not self._store.is_dir(EPISODES):
+            return found
+        for path in self._store.files(EPISODES):
+            stem = path.rsplit("/", 1)[-1]
+            number, _, rest = stem.partition("-")
+            family = rest.split("--", 1)[0]
+            found.append((int(number), family.replace("-", "_"), path))
+        return sorted(found)
+
+    async def retrieve(self, position: int, task: AlfworldTask) -> Served:
+        """The k most recent episodes of the task's family, whole, newest first."""
+        same = [path for _, family, path in self.episodes() if family == task.family]
+        chosen = list(reversed(same[-self.k:])) if self.k > 0 else []
+        return Served(guidance=_serve_files(self._store, chosen), paths=chosen)
+
+    async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
+        """Write the trajectory verbatim as a new episode file."""
+        folder = trajectory.task_id.split("/", 1)[0]
+        stem = f"{position + 1:03d}-{slugify(trajectory.family)}--{slugify(folder)}"
+        outcome = "success" if trajectory.success else "failure"
+        header = Frontmatter(
+            name=stem,
+            description=f"Episode {position + 1}: {trajectory.goal} ({outcome}, "
+                        f"{trajectory.steps_used} steps)",
+            metadata={"type": "note", "family": trajectory.family,
+                      "sources": [{"task": trajectory.task_id, "outcome": outcome}]},
+        )
+        self._store.create(f"{EPISODES}/{stem}.md",
+                           render_file(header, render_trajectory(trajectory)))
+        return Integrated()
+
+
+def _curation_turn(trajectory: Trajectory, served: Served, store: Store) -> str:
+    outcome = "SUCCESS" if trajectory.success else "FAILURE"
+    in_play = _serve_files(store, [p for p in served.paths if store.exists(p)])
+    return (f"The attempt at task {trajectory.task_id} ended in {outcome}.\n\n"
+            "## Library entries in play for this attempt\n\n"
+            f"{in_play or '(none were served)'}\n\n"
+            "## The attempt's trajectory\n\n" + render_trajectory(trajectory))
+
+
+class CuratedVariant:
+    """A library the curator builds after each attempt and the retriever reads before one.
+
+    Args:
+        name: ``curated_skills``, ``curated_skills_mem`` or ``curated_skills_mem_gs``.
+        store: The library.
+        curator: The curator's model.
+        retriever: The retriever's model.
+    """
+
+    def __init__(self, name: str, store: Store, curator: Model | str,
+                 retriever: Model | str) -> None:
+        self.name = name
+        self.store: Store | None = store
+        self._store = store
+        self.curator = curator
+        self.retriever = retriever
+        self.gated = name != "curated_skills"
+        self.synthesize = name == "curated_skills_mem_gs"
+        self.library = GatedLibrary(store)
+
+    async def retrieve(self, position: int, task: AlfworldTask) -> Served:
+        """Run the retriever; an empty library is skipped without a model call."""
+        if not self._store.files():
+            return Served()
+        prompt_name = "retriever-guidance" if self.synthesize else "retriever-cite"
+        role = role_config("retriever", prompt=prompt_name)
+        run = await run_agent(self.retriever, role, load_prompt(prompt_name),
+                              load_prompt("turn-task", task=task.goal).text,
+                              make_toolset("read", self._store))
+        text = run.text.strip()
+        cited = list(dict.fromkeys(p for p in _CITED.findall(text) if self._store.exists(p)))
+        if text.lower().rstrip(".") in _NOTHING:
+            return Served(record=run.record)
+        if self.synthesize:
+            return Served(guidance=text, paths=cited, record=run.record)
+        return Served(guidance=_serve_files(self._store, cited), paths=cited, record=run.record)
+
+    async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
+        """Run the curator over the attempt, through the gated write set when gated."""
+        self.library.attempt = Attempt(trajectory.task_id, trajectory.success)
+        self.library.refusals = []
+        tools = self.library.toolset() if self.gated else write_set(self._store)
+        run = await run_agent(self.curator, role_config("curator"), load_prompt("curator"),
+                              _curation_turn(trajectory, served, self._store), tools)
+        return Integrated(record=run.record, refusals=list(self.library.refusals))
+
+
+def make_variant(name: str, store: Store | None, *, curator: Model | str | None = None,
+                 retriever: Model | str | None = None, k: int = 2) -> Variant:
+    """Build the named variant over ``store``.
+
+    Raises:
+        ValueError: an unknown name, or a missing store or model the variant needs.
+    """
+    if name == "none":
+        return NoStoreVariant()
+    if name not in VARIANT_NAMES:
+        raise ValueError(f"unknown variant {name!r}; choose one of {', '.join(VARIANT_NAMES)}")
+    if store is None:
+        raise ValueError(f"the {name} variant needs a store")
+    if name == "episode_log":
+        return EpisodeLogVariant(store, k)
+    if curator is None or retriever is None:
+        raise ValueError(f"the {name} variant needs a curator model and a retriever model")
+    return CuratedVariant(name, store, curator, retriever)

@@ -1,0 +1,161 @@
+"""The outcome gate in the curator's tools, a scripted curation, and the library audits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.model._chat_message import ChatMessageAssistant, ChatMessageTool
+from inspect_ai.model._model_output import ChatCompletionChoice
+from inspect_ai.tool import ToolCall
+
+from memdir.skills import (
+    Attempt,
+    GatedLibrary,
+    Served,
+    Step,
+    Trajectory,
+    audit_gate,
+    audit_library,
+    audit_schema,
+    make_variant,
+)
+from memdir.store import Store
+
+TASK = "pick_heat_then_place_in_recep-Egg-None-Fridge-1/trial_T1"
+
+
+def entry(stem: str, kind: str, *outcomes: str, body: str = "# Steps\n1. go\n") -> str:
+    sources = "".join(f"    - {{task: t{i}, outcome: {o}}}\n" for i, o in enumerate(outcomes))
+    return (f"---\nname: {stem}\ndescription: A {kind} for tests\nmetadata:\n  type: {kind}\n"
+            f"  sources:\n{sources}---\n{body}")
+
+
+def _usage() -> ModelUsage:
+    return ModelUsage(input_tokens=120, output_tokens=15, total_tokens=135)
+
+
+def tool_call(name: str, **args: Any) -> ModelOutput:
+    message = ChatMessageAssistant(
+        content="", tool_calls=[ToolCall(id=f"c-{name}", function=name, arguments=args)],
+        source="generate")
+    out = ModelOutput(model="mockllm/model",
+                      choices=[ChatCompletionChoice(message=message, stop_reason="tool_calls")])
+    out.usage = _usage()
+    return out
+
+
+def reply(content: str) -> ModelOutput:
+    out = ModelOutput.from_content("mockllm/model", content)
+    out.usage = _usage()
+    return out
+
+
+class Script:
+    """Hands out scripted outputs in order and keeps what the model was shown."""
+
+    def __init__(self, outputs: list[ModelOutput]) -> None:
+        self.outputs = outputs
+        self.seen: list[list[Any]] = []
+
+    def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        self.seen.append(list(input))
+        assert len(self.seen) <= len(self.outputs), "the script ran out of outputs"
+        return self.outputs[len(self.seen) - 1]
+
+
+def failed_attempt() -> Trajectory:
+    return Trajectory(task_id=TASK, family="heat", goal="heat some egg and put it in fridge.",
+                      policy="scripted", initial_observation="You are in the middle of a room.",
+                      steps=[Step(action="go to microwave 1", observation="Nothing happens.")],
+                      success=False, ended="step_cap", max_steps=1, reset_seconds=0.0,
+                      wall_seconds=0.0)
+
+
+async def test_a_failed_attempt_cannot_create_a_skill_and_writes_a_note(store: Store) -> None:
+    skill = entry("heat-an-egg", "skill", "failure")
+    note = entry("microwave-pitfall", "note", "failure", body="# Lesson\nOpen it first.\n")
+    script = Script([
+        tool_call("create", path="/memories/heat-an-egg.md", file_text=skill),
+        tool_call("create", path="/memories/microwave-pitfall.md", file_text=note),
+        reply("Failure: wrote a note about the microwave."),
+    ])
+    model = get_model("mockllm/model", custom_outputs=script)
+    variant = make_variant("curated_skills_mem", store, curator=model, retriever=model)
+    done = await variant.integrate(0, failed_attempt(), Served())
+    assert store.files() == ["/memories/microwave-pitfall.md"]
+    refused = [m for m in script.seen[1] if isinstance(m, ChatMessageTool)]
+    assert refused and refused[-1].error is not None
+    assert "note" in refused[-1].text and "heat-an-egg.md was not written" in refused[-1].text
+    assert len(done.refusals) == 1
+    assert done.record is not None and done.record.rounds == 3
+    assert done.record.usage.input == 360 and done.record.tool_errors == 1
+    assert audit_library(store) == []
+
+
+async def test_a_failure_may_not_extend_a_skill_but_may_demote_it(store: Store) -> None:
+    store.create("/memories/heat.md", entry("heat", "skill", "success"))
+    library = GatedLibrary(store)
+    library.attempt = Attempt("t9", success=False)
+    tools = library.toolset()
+    grown = await tools.call("insert", {"path": "/memories/heat.md", "insert_line": 9,
+                                        "insert_text": "2. wait"})
+    assert grown.is_error and "may not extend" in grown.content
+    assert store.read("/memories/heat.md") == entry("heat", "skill", "success")  # rolled back
+    sourced = await tools.call("str_replace", {
+        "path": "/memories/heat.md", "old_str": "outcome: success}",
+        "new_str": "outcome: success}\n    - {task: t9, outcome: failure}"})
+    assert sourced.is_error and store.read("/memories/heat.md").count("task:") == 1
+    demoted = await tools.call("str_replace", {"path": "/memories/heat.md",
+                                               "old_str": "type: skill", "new_str": "type: note"})
+    assert not demoted.is_error and "type: note" in store.read("/memories/heat.md")
+
+
+async def test_success_may_create_skills_but_the_schema_is_required(store: Store) -> None:
+    library = GatedLibrary(store)
+    library.attempt = Attempt("t1", success=True)
+    tools = library.toolset()
+    bare = "---\nname: heat\ndescription: no metadata\n---\nbody\n"
+    missing = await tools.call("create", {"path": "/memories/heat.md", "file_text": bare})
+    assert missing.is_error and "metadata" in missing.content and "sources" in missing.content
+    only_failures = await tools.call("create", {"path": "/memories/heat.md",
+                                                "file_text": entry("heat", "skill", "failure")})
+    assert only_failures.is_error and "at least one successful" in only_failures.content
+    ok = await tools.call("create", {"path": "/memories/heat.md",
+                                     "file_text": entry("heat", "skill", "success")})
+    assert not ok.is_error and store.files() == ["/memories/heat.md"]
+    assert set(tools.tools) == {"view", "create", "str_replace", "insert", "delete", "rename",
+                                "grep"} and tools.name == "skills-write"
+
+
+def test_schema_audit_flags_bad_headers_and_metadata(store: Store) -> None:
+    store.write("/memories/no-header.md", "just text\n")
+    store.write("/memories/untyped.md", "---\nname: untyped\ndescription: d\n---\nx\n")
+    store.write("/memories/bad-type.md",
+                "---\nname: bad-type\ndescription: d\nmetadata:\n  type: recipe\n"
+                "  sources: [{task: a, outcome: success}]\n---\n")
+    store.write("/memories/bad-source.md",
+                "---\nname: bad-source\ndescription: d\nmetadata:\n  type: note\n"
+                "  sources: [{task: a, outcome: maybe}]\n---\n")
+    store.write("/memories/good.md", entry("good", "note", "failure"))
+    found = audit_schema(store)
+    flagged = {f.path for f in found}
+    assert flagged == {"/memories/no-header.md", "/memories/untyped.md",
+                       "/memories/bad-type.md", "/memories/bad-source.md"}
+    assert all(f.check == "schema" and f.problem for f in found)
+
+
+def test_gate_audit_flags_skills_learned_only_from_failures(store: Store) -> None:
+    store.write("/memories/bad-skill.md", entry("bad-skill", "skill", "failure", "failure"))
+    store.write("/memories/mixed.md", entry("mixed", "skill", "failure", "success"))
+    store.write("/memories/lesson.md", entry("lesson", "note", "failure"))
+    found = audit_gate(store)
+    assert [(f.path, f.check) for f in found] == [("/memories/bad-skill.md", "gate")]
+    assert "t0, t1" in found[0].problem
+
+
+def test_an_unset_attempt_is_a_bug_not_a_model_error(store: Store) -> None:
+    library = GatedLibrary(store)
+    with pytest.raises(RuntimeError, match="attempt"):
+        library._current()
