@@ -103,12 +103,25 @@ async def test_index_follows_edits_deletes_and_shell_like_writes(filled: Store) 
     assert "bob.md" in (await tools.call("search", {"query": "trombone"})).content
     filled.delete("/memories/people/bob.md")
     assert (await tools.call("search", {"query": "trombone"})).content.startswith("No file")
-    # A write that bypasses the store (as a shell command would) is seen too.
+    # A write that bypasses the store is seen once it is reported (the shell tool
+    # reports its commands' changes this way).
     host = filled.root / "misc.md"
     host.write_text(_md("misc", "Odds", "A trombone lesson on Friday.\n"), encoding="utf-8")
     os.utime(host, ns=(1, 1))
+    filled.note_change()
     result = await tools.call("search", {"query": "trombone"})
     assert "1. /memories/misc.md" in result.content
+
+
+def test_unreported_outside_writes_are_seen_at_the_next_rescan(filled: Store) -> None:
+    index = FileIndex(filled, rescan_seconds=3600)
+    assert index.refresh() is True
+    host = filled.root / "misc.md"
+    host.write_text(_md("misc", "Odds", "A trombone lesson.\n"), encoding="utf-8")
+    assert index.refresh() is False  # trusted: memdir made no change, last walk is fresh
+    index.rescan_seconds = 0
+    assert index.refresh() is True
+    assert index.search("trombone", 5)[0].path == "/memories/misc.md"
 
 
 def test_index_rebuilds_only_when_files_change(filled: Store) -> None:

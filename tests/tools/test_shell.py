@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memdir.store import Store
-from memdir.tools import make_toolset
+from memdir.tools import bm25_set, make_toolset
 from memdir.tools._sandbox import Backend, available_backends
 from memdir.tools._shell import SandboxUnavailableError, shell_set
 from memdir.tools._spec import ToolSet
@@ -56,6 +56,20 @@ async def test_edits_reach_the_store_and_are_reported(shell: ToolSet, store: Sto
     assert "Store changes: modified: /memories/people/alice.md." in out
     assert "Store check: no new problems." in out
     assert "Alice likes coffee." in store.read("/memories/people/alice.md")
+
+
+async def test_changes_are_reported_to_the_store_so_search_sees_them(
+    shell: ToolSet, store: Store
+) -> None:
+    search = bm25_set(store)
+    assert (await search.call("search", {"query": "oboe"})).content.startswith("No file")
+    before = store.generation
+    await _run(shell, "grep -c tea /memories/people/alice.md")
+    assert store.generation == before  # reading is not a change
+    await _run(shell, "echo 'Alice also plays the oboe.' >> /memories/people/alice.md")
+    assert store.generation > before
+    found = await search.call("search", {"query": "oboe"})
+    assert "1. /memories/people/alice.md" in found.content
 
 
 async def test_reading_changes_nothing_and_reports_nothing(shell: ToolSet) -> None:

@@ -12,6 +12,8 @@ import hashlib
 import os
 import re
 import shutil
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -65,6 +67,10 @@ class Entry:
 _SIMPLE_DESC = re.compile(r"^description:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _YAML_SPECIAL = tuple("'\"|>[{&*!%@`#")
 _HEAD_BYTES = 4096
+
+# Changes made through any Store object of this process, per root (see Store.generation).
+_GENERATIONS: Counter[Path] = Counter()
+_GENERATIONS_LOCK = threading.Lock()
 
 
 class Store:
@@ -166,6 +172,22 @@ class Store:
         with self._lock:
             yield
 
+    @property
+    def generation(self) -> int:
+        """How many changes this process has made to this root (through any Store object).
+
+        Derived state such as a search index can skip re-checking the files while
+        the generation is unchanged. Changes made by other processes, or by code
+        that writes files directly, are not counted; such code calls
+        :meth:`note_change`, and caches must still re-check the files now and then.
+        """
+        return _GENERATIONS[self.root]
+
+    def note_change(self) -> None:
+        """Record that the files changed by some means other than this class."""
+        with _GENERATIONS_LOCK:
+            _GENERATIONS[self.root] += 1
+
     def write(
         self,
         path: str,
@@ -207,6 +229,7 @@ class Store:
                         f"it is now {current or 'deleted'}). Read it again and redo your change."
                     )
             atomic_write(target.host, data)
+            self.note_change()
         return digest_text(text)
 
     def create(self, path: str, text: str) -> str:
@@ -249,6 +272,7 @@ class Store:
                 shutil.rmtree(target.host)
             else:
                 raise NotFoundError(self._missing(target.virtual))
+            self.note_change()
             self._prune_empty(target.host.parent)
 
     def rename(self, old_path: str, new_path: str) -> None:
@@ -279,6 +303,7 @@ class Store:
             self._check_parents(dst)
             dst.host.parent.mkdir(parents=True, exist_ok=True)
             os.replace(src.host, dst.host)
+            self.note_change()
             self._prune_empty(src.host.parent)
 
     def _prune_empty(self, folder: Path) -> None:

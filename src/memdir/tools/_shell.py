@@ -329,6 +329,8 @@ def shell_spec(
             before = check.before()
             out, status, stopped = await _run(chosen, store.root, command, timeout, keep)
             report = check.after(before)
+            if report:  # the command changed files behind the store's back
+                store.note_change()
         result = _render(out, status, stopped, output_chars, timeout)
         return f"{result}\n{report}" if report else result
 
