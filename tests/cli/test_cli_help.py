@@ -12,10 +12,14 @@ COMMANDS = sorted(
     info.name or (info.callback.__name__ if info.callback else "")
     for info in app.registered_commands
 )
-GROUPS = sorted(info.name or "" for info in app.registered_groups)
+GROUPS = sorted(
+    info.name or (info.typer_instance.info.name if info.typer_instance else None) or ""
+    for info in app.registered_groups
+)
 
 
 def test_every_subcommand_is_discovered() -> None:
+    assert "" not in GROUPS, "a sub-app registered without a name"
     expected = {"init", "tree", "view", "grep", "toc", "lint", "tool", "serve", "demo",
                 "ask", "ingest", "health"}
     assert expected <= set(COMMANDS) | set(GROUPS)
