@@ -1,0 +1,82 @@
+"""The conversational study as configuration: cells, runs, records, reports.
+
+A YAML config expands into cells (benchmark x conversation x variant x builder
+model x search model x harness); :func:`run_study` builds each store once, asks
+every question through :func:`memdir.agents.ask`, grades it and writes one record
+per question; reports read only those records. See ``docs/study.md``.
+"""
+
+from memdir.study._config import (
+    BUILT_VARIANTS,
+    HARNESSES,
+    VARIANTS,
+    BenchmarkSpec,
+    Cell,
+    ConfigError,
+    Harness,
+    RoleSettings,
+    StudyConfig,
+    StudyVariant,
+    load_config,
+)
+from memdir.study._diagnostics import cited_locators, replay_reads
+from memdir.study._grading import grade_answer, judge_answer
+from memdir.study._load import RunRecords, load_run
+from memdir.study._manifest import read_manifest, write_manifest
+from memdir.study._records import (
+    STUDY_RECORD_VERSION,
+    CellStatus,
+    Grades,
+    QuestionRecord,
+    ReadSpan,
+    StoreInfo,
+)
+from memdir.study._report import build_tables, primary_score, write_report
+from memdir.study._roles import ASK_VARIANT, HARNESS_TOOLSET, search_role
+from memdir.study._runner import cell_dir, resolve_data_dir, run_study, run_study_async
+from memdir.study._stats import SignTest, sign_test
+from memdir.study._stores import BuilderUnavailable, CellInput, build_store, cell_input
+
+__all__ = [
+    "ASK_VARIANT",
+    "BUILT_VARIANTS",
+    "HARNESSES",
+    "HARNESS_TOOLSET",
+    "STUDY_RECORD_VERSION",
+    "VARIANTS",
+    "BenchmarkSpec",
+    "BuilderUnavailable",
+    "Cell",
+    "CellInput",
+    "CellStatus",
+    "ConfigError",
+    "Grades",
+    "Harness",
+    "QuestionRecord",
+    "ReadSpan",
+    "RunRecords",
+    "SignTest",
+    "RoleSettings",
+    "StoreInfo",
+    "StudyConfig",
+    "StudyVariant",
+    "build_store",
+    "build_tables",
+    "cell_dir",
+    "cell_input",
+    "cited_locators",
+    "grade_answer",
+    "judge_answer",
+    "load_config",
+    "load_run",
+    "primary_score",
+    "read_manifest",
+    "replay_reads",
+    "resolve_data_dir",
+    "run_study",
+    "run_study_async",
+    "search_role",
+    "sign_test",
+    "write_manifest",
+    "write_report",
+]

@@ -1,0 +1,213 @@
+"""The study configuration: what to run, on which models, and how it expands into cells.
+
+A config names benchmarks and their conversations, memory variants, the model,
+effort, output cap and round budget of each role, harnesses, and the judge. Lists
+multiply: every benchmark conversation x variant x builder model x search model x
+harness is one cell. The builder ladder, the searcher grid, the harness study and
+the PersonaMem 32k/128k contrast are all just lists in the same file.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from pathlib import Path
+from typing import Literal, get_args
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "BUILT_VARIANTS",
+    "HARNESSES",
+    "VARIANTS",
+    "BenchmarkSpec",
+    "Cell",
+    "ConfigError",
+    "Harness",
+    "RoleSettings",
+    "StudyConfig",
+    "StudyVariant",
+    "load_config",
+]
+
+StudyVariant = Literal[
+    "closed-book", "chunk", "verbatim", "foldered",
+    "reorganized-preserve", "reorganized-condense", "curated",
+]
+VARIANTS: tuple[str, ...] = get_args(StudyVariant)
+BUILT_VARIANTS: frozenset[str] = frozenset(
+    {"foldered", "reorganized-preserve", "reorganized-condense", "curated"}
+)
+"""Variants whose store a management model writes (the others cost no model call)."""
+
+Harness = Literal["center", "center+bm25", "shell"]
+HARNESSES: tuple[str, ...] = get_args(Harness)
+Effort = Literal["minimal", "low", "medium", "high"]
+
+
+class ConfigError(ValueError):
+    """The study configuration cannot be read or does not make sense; the message says why."""
+
+
+class RoleSettings(BaseModel):
+    """The models of one role and how each runs (a list of models makes a ladder)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    models: list[str] = Field(min_length=1)
+    effort: Effort | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_rounds: int | None = Field(default=None, ge=1)
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+
+class JudgeSettings(BaseModel):
+    """The pinned judge; ``model: null`` grades by token F1 / exact match only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = None
+    effort: Effort | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    attribution: bool = True
+    limit: int | None = Field(default=None, ge=1)
+    """Judge only the first ``limit`` questions of each cell (None: all)."""
+
+
+class BenchmarkSpec(BaseModel):
+    """One benchmark and the conversations of it to run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["locomo", "realtalk", "personamem"]
+    conversations: list[str] = Field(min_length=1)
+    tiers: list[str] = Field(default_factory=lambda: ["32k"])
+    """PersonaMem context tiers (``32k``, ``128k``); ignored elsewhere."""
+    limit: int | None = Field(default=None, ge=1)
+    """Answer only the first ``limit`` evaluated questions per conversation (None: all)."""
+
+    @property
+    def label_tiers(self) -> list[str | None]:
+        """The tiers that make separate cells (only PersonaMem has any)."""
+        return list(self.tiers) if self.name == "personamem" else [None]
+
+
+class Cell(BaseModel):
+    """One unit of the study: a store variant built by one model, read by another."""
+
+    model_config = ConfigDict(frozen=True)
+
+    benchmark: Literal["locomo", "realtalk", "personamem"]
+    tier: str | None
+    conversation: str
+    variant: StudyVariant
+    builder_model: str | None
+    search_model: str
+    harness: Harness
+    limit: int | None = None
+
+    @property
+    def store_key(self) -> str:
+        """Names the store this cell reads; cells that share it share one build."""
+        builder = self.builder_model if self.variant in BUILT_VARIANTS else "none"
+        return _slug(f"{self.dataset_key}__{self.conversation}__{self.variant}__{builder}")
+
+    @property
+    def dataset_key(self) -> str:
+        """The benchmark with its tier, e.g. ``personamem-128k``."""
+        return self.benchmark if self.tier is None else f"{self.benchmark}-{self.tier}"
+
+    @property
+    def key(self) -> str:
+        """A file-system-safe identifier of the cell, stable across runs."""
+        return _slug(f"{self.store_key}__{self.search_model}__{self.harness}")
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)
+
+
+class StudyConfig(BaseModel):
+    """A whole study, as written in one YAML file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    seed: int = 0
+    data_dir: Path | None = None
+    """Benchmark folder; None uses ``MEMDIR_DATA_DIR``."""
+    benchmarks: list[BenchmarkSpec] = Field(min_length=1)
+    variants: list[StudyVariant] = Field(min_length=1)
+    search: RoleSettings
+    management: RoleSettings | None = None
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    harnesses: list[Harness] = Field(default_factory=lambda: list[Harness](["center"]))
+    concurrency: int = Field(default=8, ge=1)
+    chunk_tokens: int = Field(default=4000, gt=0)
+    prices: Path | None = None
+
+    def cells(self) -> list[Cell]:
+        """Every cell, in a stable order.
+
+        Closed-book reads no store and chunk retrieval has its own tool, so they
+        get the first harness only; zero-cost variants get no builder model.
+
+        Raises:
+            ConfigError: A model-built variant is asked for without a management model.
+        """
+        cells: list[Cell] = []
+        for bench in self.benchmarks:
+            for tier, conv, variant in product(bench.label_tiers, bench.conversations,
+                                               self.variants):
+                builders = self._builders(variant)
+                harnesses = self.harnesses if variant not in ("closed-book", "chunk") else [
+                    self.harnesses[0]]
+                for builder, searcher, harness in product(builders, self.search.models,
+                                                          harnesses):
+                    cells.append(Cell(benchmark=bench.name, tier=tier, conversation=conv,
+                                      variant=variant, builder_model=builder,
+                                      search_model=searcher, harness=harness,
+                                      limit=bench.limit))
+        return _unique(cells)
+
+    def _builders(self, variant: str) -> list[str | None]:
+        if variant not in BUILT_VARIANTS:
+            return [None]
+        if self.management is None:
+            raise ConfigError(
+                f"variant {variant!r} is written by a management model; add a "
+                "'management: {models: [...]}' section or drop the variant"
+            )
+        return list(self.management.models)
+
+
+def _unique(cells: list[Cell]) -> list[Cell]:
+    seen: dict[str, Cell] = {}
+    for cell in cells:
+        seen.setdefault(cell.key, cell)
+    return list(seen.values())
+
+
+def load_config(path: str | Path) -> StudyConfig:
+    """Read a study config from YAML.
+
+    Raises:
+        ConfigError: The file is missing, not YAML, or not a valid config.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the config must be a mapping of settings")
+    try:
+        return StudyConfig.model_validate(data)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None

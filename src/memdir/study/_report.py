@@ -1,0 +1,236 @@
+"""Reports of a run, computed from its records alone (nothing is re-run).
+
+Table 1 correctness per benchmark and variant (per category, with and without
+the defective-gold items, judge and attribution where judged); Table 2 search
+effort and cost per query, with compute bounds per cell; Table 3 build cost and
+store profile; paired sign tests; retrieval diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import combinations
+from pathlib import Path
+from statistics import mean
+
+from memdir.agents import cell_bounds
+from memdir.study._load import RunRecords, load_run
+from memdir.study._records import CellStatus, QuestionRecord
+from memdir.study._stats import sign_test
+from memdir.study._tables import Table
+
+__all__ = ["WRONG_F1", "build_tables", "primary_score", "write_report"]
+
+WRONG_F1 = 0.5
+"""Without a judge, an answer with token F1 below this counts as wrong in the diagnostics."""
+
+
+def primary_score(record: QuestionRecord, use_judge: bool = False) -> float | None:
+    """The score a table reports: judge 0/1, else option match 0/1, else token F1."""
+    g = record.grades
+    if use_judge:
+        return None if g.judge_correct is None else float(g.judge_correct)
+    if g.option_correct is not None:
+        return float(g.option_correct)
+    return g.f1
+
+
+def _pct(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return 100 * mean(present) if present else None
+
+
+def _label(status: CellStatus) -> list[str | None]:
+    c = status.cell
+    return [c.dataset_key, c.conversation, c.variant, c.builder_model or "—", c.search_model,
+            c.harness]
+
+
+_LABEL = ["benchmark", "conversation", "variant", "builder", "searcher", "harness"]
+
+
+def _attribution(records: list[QuestionRecord]) -> float | None:
+    scores = [mean(r.grades.attribution.values()) for r in records if r.grades.attribution]
+    return 100 * mean(scores) if scores else None
+
+
+def table_correctness(run: RunRecords) -> list[Table]:
+    """Table 1, one per benchmark: score overall, without defective gold, per category."""
+    tables: dict[str, Table] = {}
+    for status in run.complete:
+        records = run.records[status.cell.key]
+        key = status.cell.dataset_key
+        cats = sorted({(r.category, r.category_name) for r in records})
+        if key not in tables:
+            tables[key] = Table(
+                f"table1-{key}", f"Table 1 — correctness, {key}",
+                [*_LABEL, "n", "score", "score w/o defective", "defective",
+                 *(f"{n} ({c})" for c, n in cats), "judged", "judge %", "attribution %"],
+                notes=["score: token F1 x 100 (LoCoMo, REALTALK) or exact option match % "
+                       "(PersonaMem); judge % and attribution % only over judged questions",
+                       "only complete cells; a failed cell is listed below, never scored"])
+        kept = [r for r in records if not r.defective_gold]
+        judged = [r for r in records if r.grades.judge_correct is not None]
+        per_cat = [_pct([primary_score(r) for r in records if r.category == c]) for c, _ in cats]
+        tables[key].rows.append([
+            *_label(status), len(records), _pct([primary_score(r) for r in records]),
+            _pct([primary_score(r) for r in kept]), len(records) - len(kept), *per_cat,
+            len(judged), _pct([primary_score(r, True) for r in judged]), _attribution(judged)])
+    return list(tables.values())
+
+
+def _mean(records: list[QuestionRecord], get: Callable[[QuestionRecord], float]) -> float:
+    return mean(get(r) for r in records) if records else 0.0
+
+
+def table_effort(run: RunRecords) -> Table:
+    """Table 2: per-query search effort, tokens and cost; compute bounds per cell."""
+    table = Table("table2", "Table 2 — search effort and cost per query",
+                  [*_LABEL, "n", "rounds", "tool calls", "uncached in", "cached in", "output",
+                   "reasoning", "cents/query", "judge cents", "ceiling", "floor", "measured",
+                   "realized %"],
+                  notes=["tokens are means per query; ceiling/floor/measured are the cell's "
+                         "compute bounds in tokens (memdir.agents.cell_bounds)",
+                         "cents: prices applied to the records; — where a rate is unknown"])
+    for status in run.complete:
+        rs = run.records[status.cell.key]
+        costs = [r.cost for r in rs]
+        cents = None if any(c is None for c in costs) else 100 * mean(c or 0.0 for c in costs)
+        judge = [r.grades.judge_cost for r in rs if r.grades.judge_usage is not None]
+        judge_cents = (None if not judge or any(c is None for c in judge)
+                       else 100 * sum(c or 0.0 for c in judge))
+        b = cell_bounds(r.episode for r in rs)
+        table.rows.append([
+            *_label(status), len(rs), _mean(rs, lambda r: r.rounds),
+            _mean(rs, lambda r: r.tool_calls), _mean(rs, lambda r: r.usage.uncached_input),
+            _mean(rs, lambda r: r.usage.cached_input), _mean(rs, lambda r: r.usage.output),
+            _mean(rs, lambda r: r.usage.reasoning), cents, judge_cents, b.ceiling, b.floor,
+            b.measured, None if b.realized is None else 100 * b.realized])
+    return table
+
+
+def table_stores(run: RunRecords) -> Table:
+    """Table 3: what each store cost to build and what it looks like."""
+    table = Table("table3", "Table 3 — build cost and store profile",
+                  ["store", "variant", "files", "bytes", "folders", "sections",
+                   "mean leaf depth", "max depth", "build calls", "build in tok",
+                   "build out tok", "build s"], digits=2,
+                  notes=["profile from memdir.metrics.measure_store; build figures from the "
+                         "builder's BuildRecord"])
+    for info in run.stores.values():
+        build, p = info.build or {}, info.profile
+        table.rows.append([
+            info.key, info.variant, len(build.get("files", [])), build.get("bytes"),
+            p.get("folders"), p.get("sections"), p.get("mean_leaf_depth"), p.get("max_depth"),
+            build.get("model_calls"), build.get("input_tokens"), build.get("output_tokens"),
+            build.get("wall_seconds")])
+    return table
+
+
+def _wrong(record: QuestionRecord) -> bool:
+    g = record.grades
+    if g.judge_correct is not None:
+        return g.judge_correct == 0
+    if g.option_correct is not None:
+        return not g.option_correct
+    return (g.f1 or 0.0) < WRONG_F1
+
+
+def table_diagnostics(run: RunRecords) -> Table:
+    """Retrieval diagnostics: evidence seen and cited, and why wrong answers went wrong."""
+    table = Table("diagnostics", "Retrieval diagnostics",
+                  [*_LABEL, "with evidence", "seen %", "cited %", "wrong",
+                   "wrong: never found %", "wrong: found, misread %"],
+                  notes=["seen: an evidence locator appeared in a tool result the agent saw; "
+                         "cited: it lies in the text a resolved citation points at",
+                         f"wrong: judge 0, option wrong, or (unjudged) token F1 < {WRONG_F1}; "
+                         "only questions with evidence locators count"])
+    for status in run.complete:
+        rs = [r for r in run.records[status.cell.key] if r.evidence]
+        wrong = [r for r in rs if _wrong(r)]
+        never = sum(1 for r in wrong if not r.evidence_seen)
+        table.rows.append([
+            *_label(status), len(rs), _pct([float(bool(r.evidence_seen)) for r in rs]),
+            _pct([float(bool(r.evidence_cited)) for r in rs]), len(wrong),
+            100 * never / len(wrong) if wrong else None,
+            100 * (len(wrong) - never) / len(wrong) if wrong else None])
+    return table
+
+
+def table_sign_tests(run: RunRecords) -> Table:
+    """Paired sign tests between every two complete cells on the same conversation."""
+    table = Table("sign-tests", "Paired sign tests (same questions)",
+                  ["benchmark", "conversation", "A", "B", "items", "A wins", "B wins", "ties",
+                   "mean diff", "p"], digits=4,
+                  notes=["score per question: judge 0/1 when both cells are fully judged, "
+                         "else option match or token F1; exact two-sided binomial, ties dropped"])
+    for a, b in combinations(run.complete, 2):
+        if (a.cell.dataset_key, a.cell.conversation) != (b.cell.dataset_key, b.cell.conversation):
+            continue
+        ra, rb = run.records[a.cell.key], run.records[b.cell.key]
+        judged = all(r.grades.judge_correct is not None for r in [*ra, *rb])
+        sa = {r.question_id: s for r in ra if (s := primary_score(r, judged)) is not None}
+        sb = {r.question_id: s for r in rb if (s := primary_score(r, judged)) is not None}
+        if not set(sa) & set(sb):
+            continue
+        t = sign_test(sa, sb)
+        table.rows.append([a.cell.dataset_key, a.cell.conversation, _short(a), _short(b),
+                           t.items, t.a_wins, t.b_wins, t.ties, t.mean_diff, t.p_value])
+    return table
+
+
+def _short(status: CellStatus) -> str:
+    c = status.cell
+    parts = [c.variant, c.search_model]
+    if c.builder_model:
+        parts.insert(1, f"built by {c.builder_model}")
+    if c.harness != "center":
+        parts.append(c.harness)
+    return ", ".join(parts)
+
+
+def _failed(run: RunRecords) -> Table:
+    table = Table("failed", "Cells not reported", [*_LABEL, "answered", "questions", "reason"],
+                  empty="(none: every cell completed)")
+    for s in run.failed:
+        table.rows.append([*_label(s), s.answered, s.questions, s.reason])
+    return table
+
+
+def build_tables(run: RunRecords) -> list[Table]:
+    """Every table of the report, in order."""
+    return [*table_correctness(run), table_effort(run), table_stores(run),
+            table_diagnostics(run), table_sign_tests(run), _failed(run)]
+
+
+def write_report(folder: str | Path, fmt: str = "md") -> tuple[str, list[Path]]:
+    """Compute the report of a run folder and write it under ``<run>/report/``.
+
+    Args:
+        folder: The run folder.
+        fmt: ``md`` (one ``report.md``) or ``csv`` (one CSV per table).
+
+    Returns:
+        The markdown text, and the files written.
+
+    Raises:
+        ValueError: Unknown format.
+        FileNotFoundError: The folder holds no run.
+    """
+    if fmt not in ("md", "csv"):
+        raise ValueError(f"unknown report format {fmt!r}; use md or csv")
+    run = load_run(folder)
+    tables = build_tables(run)
+    out = Path(folder) / "report"
+    out.mkdir(exist_ok=True)
+    text = f"# Study report: {Path(folder).name}\n\n" + "\n".join(t.markdown() for t in tables)
+    if fmt == "md":
+        path = out / "report.md"
+        path.write_text(text, "utf-8")
+        return text, [path]
+    written = []
+    for t in tables:
+        path = out / f"{t.name}.csv"
+        path.write_text(t.csv(), "utf-8")
+        written.append(path)
+    return text, written
