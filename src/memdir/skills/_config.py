@@ -64,6 +64,8 @@ class RunConfig(BaseModel):
     max_steps: int = Field(default=50, ge=1)
     limit: int | None = Field(default=None, ge=1,
                               description="Play only the first N tasks of each chain.")
+    task_ids: list[str] | None = Field(
+        default=None, description="Play only these tasks (kept in the protocol's order).")
     curators: list[str] = Field(default_factory=lambda: ["openai/gpt-5.4-mini"], min_length=1)
     retriever: str = "openai/gpt-5.4-mini"
     executions: list[str] = Field(default_factory=lambda: [EXPERT], min_length=1)

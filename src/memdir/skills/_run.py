@@ -81,15 +81,28 @@ class StepRecord(BaseModel):
 
 
 def chains_for(protocol: str, tasks: Sequence[AlfworldTask], seed: int,
-               limit: int | None = None) -> list[tuple[str, list[AlfworldTask]]]:
-    """The named chains of a protocol, each cut to its first ``limit`` tasks if given."""
+               limit: int | None = None,
+               task_ids: Sequence[str] | None = None) -> list[tuple[str, list[AlfworldTask]]]:
+    """The named chains of a protocol, each cut to its first ``limit`` tasks if given.
+
+    With ``task_ids``, each chain keeps only those tasks (in its own order); an id
+    that is not in the split is an error.
+    """
+    if task_ids is not None:
+        known = {t.task_id for t in tasks}
+        unknown = [t for t in task_ids if t not in known]
+        if unknown:
+            raise ValueError(f"task ids not in the split: {', '.join(unknown)}")
     if protocol == "full-chain":
         chains = [("full", full_chain_order(tasks, seed))]
     elif protocol == "three-chain":
         chains = [(f"three-{i}", c) for i, c in enumerate(three_chain_orders(tasks, seed))]
     else:
         raise ValueError(f"unknown protocol {protocol!r}; use full-chain or three-chain")
-    return [(name, chain[:limit] if limit else chain) for name, chain in chains]
+    if task_ids is not None:
+        wanted = set(task_ids)
+        chains = [(name, [t for t in chain if t.task_id in wanted]) for name, chain in chains]
+    return [(name, chain[:limit] if limit else chain) for name, chain in chains if chain]
 
 
 def _steps_dir(chain_dir: Path) -> Path:
@@ -225,7 +238,8 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
     cell_dir = config.output / cell.id
     cell_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(cell_dir / "cell.json", cell.model_dump_json(indent=1).encode())
-    for name, chain in chains_for(cell.protocol, tasks, config.seed, config.limit):
+    for name, chain in chains_for(cell.protocol, tasks, config.seed, config.limit,
+                                  config.task_ids):
         chain_dir = cell_dir / name
         store = None if cell.variant == "none" else Store(chain_dir / "store", create=True)
         variant = make_variant(

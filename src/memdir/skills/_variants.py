@@ -7,8 +7,9 @@ ever reads a store built from the attempts before t.
 
 - ``none``: no store, no guidance.
 - ``episode_log``: each rendered trajectory is appended verbatim as
-  ``/memories/episodes/NNN-<task>.md`` (zero model cost); retrieval serves, in
-  full, the ``k`` most recent episodes of the same goal family.
+  ``/memories/episodes/NNN-<task folder>.md`` (NNN = position + 1, zero model
+  cost; the family is in ``metadata.family``); retrieval serves, in full, the
+  ``k`` most recent episodes of the same goal family, newest first.
 - ``curated_skills``: the curator (write set, prompt ``curator``) distils each
   attempt; the retriever (prompt ``retriever-cite``) cites files, served in full.
 - ``curated_skills_mem``: as above, but the curator writes through the gated set
@@ -29,7 +30,7 @@ from memdir.agents import EpisodeRecord, load_prompt, role_config, run_agent
 from memdir.skills._families import AlfworldTask
 from memdir.skills._gate import Attempt, GatedLibrary
 from memdir.skills._trajectory import Trajectory, render_trajectory
-from memdir.store import Frontmatter, Store, render_file, slugify
+from memdir.store import Frontmatter, Store, parse_file, render_file, slugify
 from memdir.tools import make_toolset, write_set
 
 __all__ = [
@@ -126,10 +127,12 @@ class EpisodeLogVariant:
         if not self._store.is_dir(EPISODES):
             return found
         for path in self._store.files(EPISODES):
-            stem = path.rsplit("/", 1)[-1]
-            number, _, rest = stem.partition("-")
-            family = rest.split("--", 1)[0]
-            found.append((int(number), family.replace("-", "_"), path))
+            stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+            header = parse_file(self._store.read(path), stem).frontmatter
+            meta = header.metadata if header is not None else None
+            family = meta.get("family") if meta is not None else None
+            if stem[:3].isdigit() and isinstance(family, str):
+                found.append((int(stem[:3]), family, path))
         return sorted(found)
 
     async def retrieve(self, position: int, task: AlfworldTask) -> Served:
@@ -141,7 +144,7 @@ class EpisodeLogVariant:
     async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
         """Write the trajectory verbatim as a new episode file."""
         folder = trajectory.task_id.split("/", 1)[0]
-        stem = f"{position + 1:03d}-{slugify(trajectory.family)}--{slugify(folder)}"
+        stem = f"{position + 1:03d}-{slugify(folder)}"
         outcome = "success" if trajectory.success else "failure"
         header = Frontmatter(
             name=stem,

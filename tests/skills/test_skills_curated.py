@@ -1,0 +1,144 @@
+"""A curated (GS) cell over two real games with scripted models in every role.
+
+The execution agent, curator and retriever are mockllm models with scripted
+outputs (each with explicit usage). Skipped where alfworld or the games are absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.model import ChatMessageSystem, ModelOutput, ModelUsage, get_model
+from inspect_ai.model._chat_message import ChatMessageAssistant
+from inspect_ai.model._model_output import ChatCompletionChoice
+from inspect_ai.tool import ToolCall
+from typer.testing import CliRunner
+
+from memdir.cli import app
+from memdir.skills import (
+    AlfworldEnv,
+    RunConfig,
+    alfworld_missing,
+    audit_library,
+    build_report,
+    list_tasks,
+    load_steps,
+    parse_action,
+    run_cell,
+)
+from memdir.store import Store
+
+GAMES = ["pick_two_obj_and_place-ToiletPaper-None-Toilet-408",
+         "pick_two_obj_and_place-ToiletPaper-None-Drawer-423"]
+NOTE = ("---\nname: toilet-paper\ndescription: Where toilet paper was found\nmetadata:\n"
+        "  type: note\n  sources:\n    - {task: t, outcome: failure}\n---\n"
+        "# Observation\nLook on the toilet and in the cabinets.\n")
+SKILL = NOTE.replace("type: note", "type: skill").replace("name: toilet-paper", "name: fetch")
+
+
+def _usage() -> ModelUsage:
+    return ModelUsage(input_tokens=200, output_tokens=8, total_tokens=208)
+
+
+def reply(content: str) -> ModelOutput:
+    out = ModelOutput.from_content("mockllm/model", content)
+    out.usage = _usage()
+    return out
+
+
+def tool_call(name: str, **args: Any) -> ModelOutput:
+    message = ChatMessageAssistant(
+        content="", tool_calls=[ToolCall(id=f"c-{name}", function=name, arguments=args)],
+        source="generate")
+    out = ModelOutput(model="mockllm/model",
+                      choices=[ChatCompletionChoice(message=message, stop_reason="tool_calls")])
+    out.usage = _usage()
+    return out
+
+
+class Script:
+    """Scripted outputs in order; keeps every input the model saw."""
+
+    def __init__(self, outputs: list[ModelOutput]) -> None:
+        self.outputs = outputs
+        self.seen: list[list[Any]] = []
+
+    def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        self.seen.append(list(input))
+        assert len(self.seen) <= len(self.outputs), "the script ran out of outputs"
+        return self.outputs[len(self.seen) - 1]
+
+
+def test_parse_action_takes_the_first_command_line() -> None:
+    assert parse_action("`go to toilet 1`") == "go to toilet 1"
+    assert parse_action("\nAction: open cabinet 2.\nbecause...") == "open cabinet 2"
+    assert parse_action("> look") == "look"
+    assert parse_action("  \n") == ""
+
+
+def test_a_curated_gs_cell_over_real_games(shared_data: Path, tmp_path: Path) -> None:
+    reason = alfworld_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    split = shared_data / "alfworld" / "valid_seen"
+    if not split.is_dir():
+        pytest.skip("the ALFWorld split is not present")
+    tasks = list_tasks(split)
+    ids = [t.task_id for t in tasks if t.task_id.split("/")[0] in GAMES]
+    execution = Script([reply(a) for a in ["look", "go to toilet 1", "inventory"] * 2])
+    curator = Script([
+        tool_call("create", path="/memories/fetch.md", file_text=SKILL),
+        tool_call("create", path="/memories/toilet-paper.md", file_text=NOTE),
+        reply("Failure: the agent never searched; wrote an observation note."),
+        reply("Failure again; nothing new to add."),
+    ])
+    retriever = Script([
+        tool_call("view", path="/memories"),
+        reply("Check the toilet first, then the cabinets.\n"
+              "Source: [/memories/toilet-paper.md]"),
+    ])
+    config = RunConfig(name="t", data=split, output=tmp_path / "run",
+                       variants=["curated_skills_mem_gs"], task_ids=ids, max_steps=3,
+                       curators=["mock/curator"], retriever="mock/retriever",
+                       executions=["mock/exec"])
+    models = {"mock/curator": get_model("mockllm/model", custom_outputs=curator),
+              "mock/retriever": get_model("mockllm/model", custom_outputs=retriever),
+              "mock/exec": get_model("mockllm/model", custom_outputs=execution)}
+    env = AlfworldEnv(max_steps=3, cache_dir=tmp_path / "cache")
+    import asyncio
+
+    cell = config.cells()[0]
+    asyncio.run(run_cell(config, cell, tasks, env, models))
+    steps = load_steps(tmp_path / "run" / cell.id / "full")
+    first, second = steps[0], steps[1]
+    assert not first.success and first.steps_used == 3
+    assert first.execution is not None and first.execution.rounds == 3
+    assert first.execution.usage.input == 600 and first.execution.temperature == 0.0
+    assert first.retrieval is None  # the library was empty: no retrieval call
+    assert first.curation is not None and len(first.gate_refusals) == 1
+    assert "fetch.md" in first.gate_refusals[0]
+    assert first.store_files == 1 and first.gate_findings == 0
+    assert second.retrieval is not None and second.retrieval.rounds == 2
+    assert second.served_paths == ["/memories/toilet-paper.md"]
+    system = execution.seen[3][0]
+    assert isinstance(system, ChatMessageSystem)
+    assert "Check the toilet first" in system.text and "Source:" in system.text
+    assert len(execution.seen[5]) == 6  # system, then user/assistant turns appended
+    assert audit_library(Store(tmp_path / "run" / cell.id / "full" / "store")) == []
+    md, _ = build_report(tmp_path / "run")
+    assert "0 / 2" in md.read_text(encoding="utf-8")
+    assert "unknown" in md.read_text(encoding="utf-8")  # mock models have no price
+
+
+def test_dry_run_lists_the_paper_grid_without_running() -> None:
+    config = Path(__file__).resolve().parents[2] / "configs" / "skills-grid.yaml"
+    result = CliRunner().invoke(app, ["skills", "run", str(config), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "44 cell(s)" in result.output and "nothing was run" in result.output
+    for name in ("cur-gpt-5_4-nano", "cur-gpt-5_4-mini", "exec-gpt-4_1-mini", "three-chain"):
+        assert name in result.output
+    assert not (Path.cwd() / "runs" / "skills-grid").exists()
+    bad = CliRunner().invoke(app, ["skills", "run", str(config), "--cell", "nope"])
+    assert bad.exit_code == 2 and "unknown cell" in bad.output

@@ -1,0 +1,129 @@
+"""A short real chain with the episode log and the expert: snapshots, leak-freedom, resume, report.
+
+Skipped where alfworld or the games are absent. Three quick games of one family,
+so retrieval has earlier episodes of the same family to serve.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memdir.cli import app
+from memdir.skills import (
+    AlfworldEnv,
+    AlfworldTask,
+    RunConfig,
+    alfworld_missing,
+    audit_library,
+    build_report,
+    list_tasks,
+    load_records,
+    load_steps,
+    run_cell,
+)
+from memdir.store import Store
+from memdir.store.history import History
+
+GAMES = [
+    "pick_two_obj_and_place-ToiletPaper-None-Toilet-408",
+    "pick_two_obj_and_place-SprayBottle-None-Toilet-429",
+    "pick_two_obj_and_place-ToiletPaper-None-Drawer-423",
+]
+
+
+@pytest.fixture(scope="module")
+def split() -> tuple[Path, list[AlfworldTask]]:
+    reason = alfworld_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    folder = Path(__file__).resolve().parents[2].parent / "shared/data/alfworld/valid_seen"
+    if not folder.is_dir():
+        pytest.skip("../shared/data/alfworld/valid_seen is not present on this machine")
+    return folder, list_tasks(folder)
+
+
+@pytest.fixture(scope="module")
+def ran(split: tuple[Path, list[AlfworldTask]],
+        tmp_path_factory: pytest.TempPathFactory) -> tuple[RunConfig, Path]:
+    folder, tasks = split
+    out = tmp_path_factory.mktemp("run")
+    ids = [t.task_id for t in tasks if t.task_id.split("/")[0] in GAMES]
+    config = RunConfig(name="t", data=folder, output=out, variants=["episode_log"],
+                       task_ids=ids, episode_k=2)
+    env = AlfworldEnv(max_steps=config.max_steps, facts=True,
+                      cache_dir=tmp_path_factory.mktemp("cache"))
+    import asyncio
+
+    cell = config.cells()[0]
+    asyncio.run(run_cell(config, cell, tasks, env))
+    return config, out / cell.id / "full"
+
+
+def test_every_task_is_snapshotted_and_reads_only_earlier_episodes(
+        ran: tuple[RunConfig, Path]) -> None:
+    _, chain = ran
+    steps = load_steps(chain)
+    records = load_records(chain)
+    assert sorted(steps) == sorted(records) == [0, 1, 2]
+    history = History(Store(chain / "store"))
+    log = history.steps()
+    assert [s.message.split(" ")[:2] for s in log[1:]] == [["task", "000"], ["task", "001"],
+                                                           ["task", "002"]]
+    for position, step in steps.items():
+        assert step.task_id in log[position + 1].message
+        assert step.snapshot == log[position + 1].commit
+        # leak-free: before task t the store held exactly the t-1 earlier episodes
+        before = history.read_state(position)
+        assert len(before) == position
+        assert all(path in before for path in step.served_paths)
+        assert len(step.served_paths) == min(position, 2)
+        assert step.store_files == position + 1 and step.store_bytes > 0
+        assert step.schema_findings == 0 and step.gate_findings == 0
+        assert step.retrieval is None and step.curation is None  # zero model cost
+    newest = steps[2].served_paths[0]
+    assert newest.startswith("/memories/episodes/002-pick-two-obj-and-place-")
+    text = Store(chain / "store").read(newest)
+    assert f"# Task {records[1].task_id}" in text and "metadata:" in text
+    assert audit_library(Store(chain / "store")) == []
+
+
+def test_a_rerun_skips_recorded_tasks_and_reintegrates_a_cut_short_one(
+        ran: tuple[RunConfig, Path], split: tuple[Path, list[AlfworldTask]],
+        tmp_path: Path) -> None:
+    config, chain = ran
+    copy = tmp_path / "copy"
+    shutil.copytree(chain.parent, copy)
+    (copy / "full" / "steps" / "002.json").unlink()  # integration of task 3 was cut short
+    store = Store(copy / "full" / "store")
+    before = store.files()
+    import asyncio
+
+    moved = config.model_copy(update={"output": tmp_path})
+    cell = config.cells()[0]
+    shutil.move(str(copy), str(tmp_path / cell.id))
+    env = AlfworldEnv(max_steps=config.max_steps, facts=True)
+    asyncio.run(run_cell(moved, cell, split[1], env))
+    again = tmp_path / cell.id / "full"
+    assert sorted(load_steps(again)) == [0, 1, 2]
+    assert Store(again / "store").files() == before  # episode 3 rewritten once, not twice
+    assert len(History(Store(again / "store")).steps()) == 5  # start, 3 tasks, redone task 3
+
+
+def test_report_from_records(ran: tuple[RunConfig, Path]) -> None:
+    config, chain = ran
+    md, table = build_report(config.output)
+    text = md.read_text(encoding="utf-8")
+    wins = sum(s.success for s in load_steps(chain).values())
+    assert f"| full-chain.episode_log.exec-expert | {wins} / 3 | {wins} / 3 |" in text
+    assert "$0.0000" in text  # the expert and the episode log cost nothing
+    rows = list(csv.DictReader(io.StringIO(table.read_text(encoding="utf-8"))))
+    assert [int(r["store_files"]) for r in rows] == [1, 2, 3]
+    assert {r["family"] for r in rows} == {"pick_two_obj"}
+    result = CliRunner().invoke(app, ["skills", "report", str(config.output)])
+    assert result.exit_code == 0 and "report.md" in result.output
