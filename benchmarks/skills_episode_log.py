@@ -1,0 +1,99 @@
+"""The episode-log variant with the handcoded expert over full and three chains, offline.
+
+Runs the skill-setting cells ``full-chain.episode_log.exec-expert`` and
+``three-chain.episode_log.exec-expert`` through the same runner the CLI uses
+(retrieval before each task, one episode file appended and one git snapshot
+after it, audits per task), then writes the report from the records. Reports
+success per family per protocol, wall time, time in resets, time in the memory
+work (retrieval, integration, snapshot, audit) and the store's final size; the
+memory overhead is given as a ratio to the game time measured in the same run.
+
+Rerunning with the same ``--out`` resumes. Run:
+``.venv/bin/python benchmarks/skills_episode_log.py --out DIR [--limit N] [--json FILE]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld" / "valid_seen"
+
+
+def _args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--out", type=Path, required=True, help="the run folder (resumable)")
+    parser.add_argument("--cache", type=Path, default=None, help="PDDL translation cache")
+    parser.add_argument("--protocols", nargs="+", default=["full-chain", "three-chain"])
+    parser.add_argument("--limit", type=int, default=None, help="first N tasks of each chain")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    return parser.parse_args()
+
+
+async def _main(args: argparse.Namespace) -> dict[str, object]:
+    from memdir.skills import (
+        AlfworldEnv,
+        RunConfig,
+        alfworld_missing,
+        build_report,
+        list_tasks,
+        load_run,
+        run_cell,
+    )
+
+    missing = alfworld_missing()
+    if missing is not None:
+        sys.exit(f"cannot run: {missing}")
+    config = RunConfig(name="episode-log-expert", data=args.data, output=args.out,
+                       protocols=args.protocols, variants=["episode_log"], limit=args.limit,
+                       cache_dir=args.cache)
+    tasks = list_tasks(config.data)
+    env = AlfworldEnv(max_steps=config.max_steps, cache_dir=config.cache_dir, facts=True)
+    figures: dict[str, object] = {}
+    for cell in config.cells():
+        began = time.perf_counter()
+        await run_cell(config, cell, tasks, env)
+        figures[cell.id] = {"wall_seconds_this_process": round(time.perf_counter() - began, 1)}
+    build_report(config.output)
+    for report in load_run(config.output):
+        steps = report.steps
+        families: dict[str, list[int]] = {}
+        for s in steps:
+            won, tried = families.get(s.family, [0, 0])
+            families[s.family] = [won + s.success, tried + 1]
+        game = sum(s.episode_seconds for s in steps)
+        memory = sum(s.memory_seconds for s in steps)
+        entry = figures.setdefault(report.cell.id, {})
+        assert isinstance(entry, dict)
+        entry.update({
+            "success": f"{sum(s.success for s in steps)} / {len(steps)}",
+            "per_family": {f: f"{w} / {n}" for f, (w, n) in families.items()},
+            "game_seconds": round(game, 1),
+            "reset_seconds": round(sum(s.reset_seconds for s in steps), 1),
+            "memory_seconds": round(memory, 1),
+            "memory_to_game_ratio": round(memory / game, 4) if game else None,
+            "final_store": {name: (chain[-1].store_files, chain[-1].store_bytes)
+                            for name, chain in report.chains.items() if chain},
+            "audit_findings": sum(c[-1].schema_findings + c[-1].gate_findings
+                                  for c in report.chains.values() if c),
+        })
+    return figures
+
+
+def main() -> None:
+    """Run the cells and print the figures."""
+    args = _args()
+    figures = asyncio.run(_main(args))
+    text = json.dumps(figures, indent=1)
+    print(text)
+    if args.json is not None:
+        args.json.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
