@@ -6,6 +6,7 @@ outputs (each with explicit usage). Skipped where alfworld or the games are abse
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,6 @@ def test_a_curated_gs_cell_over_real_games(shared_data: Path, tmp_path: Path) ->
               "mock/retriever": get_model("mockllm/model", custom_outputs=retriever),
               "mock/exec": get_model("mockllm/model", custom_outputs=execution)}
     env = AlfworldEnv(max_steps=3, cache_dir=tmp_path / "cache")
-    import asyncio
-
     cell = config.cells()[0]
     asyncio.run(run_cell(config, cell, tasks, env, models))
     steps = load_steps(tmp_path / "run" / cell.id / "full")

@@ -6,6 +6,7 @@ so retrieval has earlier episodes of the same family to serve.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import shutil
@@ -58,8 +59,6 @@ def ran(split: tuple[Path, list[AlfworldTask]],
                        task_ids=ids, episode_k=2)
     env = AlfworldEnv(max_steps=config.max_steps, facts=True,
                       cache_dir=tmp_path_factory.mktemp("cache"))
-    import asyncio
-
     cell = config.cells()[0]
     asyncio.run(run_cell(config, cell, tasks, env))
     return config, out / cell.id / "full"
@@ -102,8 +101,6 @@ def test_a_rerun_skips_recorded_tasks_and_reintegrates_a_cut_short_one(
     (copy / "full" / "steps" / "002.json").unlink()  # integration of task 3 was cut short
     store = Store(copy / "full" / "store")
     before = store.files()
-    import asyncio
-
     moved = config.model_copy(update={"output": tmp_path})
     cell = config.cells()[0]
     shutil.move(str(copy), str(tmp_path / cell.id))
