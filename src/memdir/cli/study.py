@@ -17,7 +17,7 @@ from memdir.cli._common import ExitCode, console, err_console, fail
 if TYPE_CHECKING:
     from memdir.study import StudyConfig
 
-__all__ = ["register", "report_command", "run_command"]
+__all__ = ["inspect_command", "register", "report_command", "run_command"]
 
 study_app = typer.Typer(
     name="study",
@@ -127,8 +127,50 @@ def report_command(
         err_console.print(escape(f"wrote {path}"))
 
 
+def inspect_command(
+    config_path: Annotated[Path, typer.Argument(help="The study config (YAML).")],
+    log_dir: Annotated[
+        Path, typer.Option("--log-dir", "-l", help="Where inspect_ai writes its eval logs.")
+    ] = Path("logs"),
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Folder for the stores (default: "
+                                  "runs/<name>-inspect).")
+    ] = None,
+) -> None:
+    """Run every cell as an inspect_ai eval, to read its transcripts in 'inspect view'.
+
+    Each question is a sample scored by token F1 (or option match); every model
+    call with its tool calls is in the sample's transcript. The study's tables
+    come from 'memdir study run'; this command is for looking at what the agent did.
+    Exit 1 when a cell could not run (its reason is printed).
+    """
+    import asyncio
+
+    from memdir.study import ConfigError, load_config, resolve_data_dir
+    from memdir.study._inspect import eval_cells
+
+    try:
+        config = load_config(config_path)
+        data_dir = resolve_data_dir(config)
+    except ConfigError as exc:
+        fail(str(exc), "fix the config (see docs/study.md)")
+    stores = (out or Path("runs") / f"{config.name}-inspect") / "stores"
+    results = asyncio.run(eval_cells(config, data_dir, stores, log_dir))
+    skipped = 0
+    for cell, log in results:
+        if isinstance(log, str):
+            skipped += 1
+            console.print(escape(f"FAILED {cell.key}: {log}"))
+        else:
+            console.print(escape(f"{log.status:7} {cell.key}: {log.location}"))
+    console.print(escape(f"read the transcripts with: inspect view --log-dir {log_dir}"))
+    if skipped:
+        raise typer.Exit(ExitCode.FINDINGS)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``study run`` and ``study report`` to the command line."""
     study_app.command("run")(run_command)
     study_app.command("report")(report_command)
+    study_app.command("inspect")(inspect_command)
     app.add_typer(study_app)

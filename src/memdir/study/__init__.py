@@ -21,6 +21,7 @@ from memdir.study._config import (
 )
 from memdir.study._diagnostics import cited_locators, replay_reads
 from memdir.study._grading import grade_answer, judge_answer
+from memdir.study._inspect import cell_task, eval_cell, eval_cells
 from memdir.study._load import RunRecords, load_run
 from memdir.study._manifest import read_manifest, write_manifest
 from memdir.study._records import (
@@ -64,7 +65,10 @@ __all__ = [
     "build_tables",
     "cell_dir",
     "cell_input",
+    "cell_task",
     "cited_locators",
+    "eval_cell",
+    "eval_cells",
     "grade_answer",
     "judge_answer",
     "load_config",

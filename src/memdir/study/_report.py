@@ -175,7 +175,8 @@ def table_sign_tests(run: RunRecords) -> Table:
             continue
         t = sign_test(sa, sb)
         table.rows.append([a.cell.dataset_key, a.cell.conversation, _short(a), _short(b),
-                           t.items, t.a_wins, t.b_wins, t.ties, t.mean_diff, t.p_value])
+                           t.items, t.a_wins, t.b_wins, t.ties, t.mean_diff,
+                           None if t.p_value is None else f"{t.p_value:.3g}"])
     return table
 
 

@@ -1,0 +1,60 @@
+"""``memdir study run`` (dry run and a small real run) and ``memdir study report``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from memdir.cli import app
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+runner = CliRunner()
+
+
+def test_dry_run_lists_cells_and_estimates_without_a_call(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["study", "run", str(CONFIGS / "main-grid.yaml"), "--dry-run",
+                                 "--out", str(tmp_path / "never")])
+    assert result.exit_code == 0, result.output
+    assert "main-grid: 28 cells (dry run, no API call)" in result.output
+    assert "basis: search cents/query from SPEC section 7" in result.output
+    assert "curated built by openai/gpt-5.4-mini" in result.output
+    assert "4 cells not estimated" in result.output  # closed-book has no reference figure
+    assert not (tmp_path / "never").exists()
+
+
+def test_dry_run_of_the_offline_smoke_costs_nothing() -> None:
+    result = runner.invoke(app, ["study", "run", str(CONFIGS / "offline-smoke.yaml"),
+                                 "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "estimated search cost: 0.00-0.00 $ over 6 cells; 0 cells not estimated" in (
+        result.output)
+
+
+def test_run_then_report(tmp_path: Path, shared_data: Path) -> None:
+    config = yaml.safe_load((CONFIGS / "offline-smoke.yaml").read_text())
+    config["data_dir"] = str(shared_data)
+    config["variants"] = ["verbatim"]
+    for bench in config["benchmarks"]:
+        bench["limit"] = 3
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["study", "run", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "ok     locomo__conv-50__verbatim" in result.output
+    result = runner.invoke(app, ["study", "report", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "### Table 1 — correctness, realtalk" in result.output
+    result = runner.invoke(app, ["study", "report", str(out), "--format", "csv"])
+    assert result.exit_code == 0 and (out / "report" / "table2.csv").exists()
+
+
+def test_errors_say_what_to_do(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\n")
+    result = runner.invoke(app, ["study", "run", str(bad)])
+    assert result.exit_code == 2 and "benchmarks" in result.output
+    result = runner.invoke(app, ["study", "report", str(tmp_path)])
+    assert result.exit_code == 2 and "no cell status files" in result.output
