@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.agents import EpisodeRecord, PriceTable, Usage
+from memdir.skills._chain import ChainManifest
 from memdir.skills._config import Cell
 from memdir.skills._families import FAMILIES
 from memdir.skills._run import StepRecord, load_steps
@@ -33,6 +34,13 @@ class CellReport:
 
     cell: Cell
     chains: dict[str, list[StepRecord]] = field(default_factory=dict)
+    planned: dict[str, int] = field(default_factory=dict)
+    """Tasks each chain's manifest lists (more than recorded while a cell is unfinished)."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every planned task of every chain has its step record."""
+        return all(len(self.chains.get(name, [])) == n for name, n in self.planned.items())
 
     @property
     def steps(self) -> list[StepRecord]:
@@ -53,6 +61,10 @@ def load_run(run_dir: Path) -> list[CellReport]:
         for chain_dir in sorted(p for p in cell_file.parent.iterdir() if p.is_dir()):
             steps = load_steps(chain_dir)
             report.chains[chain_dir.name] = [steps[k] for k in sorted(steps)]
+            manifest = chain_dir / "chain.json"
+            if manifest.is_file():
+                planned = ChainManifest.model_validate_json(manifest.read_text(encoding="utf-8"))
+                report.planned[chain_dir.name] = len(planned.task_ids)
         cells.append(report)
     if not cells:
         raise ValueError(f"{run_dir} holds no cell (no */cell.json); give a run's output folder")
@@ -97,7 +109,8 @@ def _success_table(cells: list[CellReport]) -> list[str]:
              "| --- | --- | " + " | ".join("---" for _ in families) + " |"]
     for report in cells:
         steps = report.steps
-        row = [report.cell.id, f"{sum(s.success for s in steps)} / {len(steps)}"]
+        name = report.cell.id if report.complete else f"{report.cell.id} (unfinished)"
+        row = [name, f"{sum(s.success for s in steps)} / {len(steps)}"]
         for family in families:
             mine = [s for s in steps if s.family == family]
             row.append(f"{sum(s.success for s in mine)} / {len(mine)}" if mine else "-")
