@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from memdir.study import Cell, ConfigError, StudyConfig, load_config
 
@@ -104,3 +106,12 @@ def test_bad_files_say_what_is_wrong(tmp_path: Path) -> None:
     bad.write_text("- a list\n")
     with pytest.raises(ConfigError, match="mapping"):
         load_config(bad)
+
+
+def test_the_config_in_the_docs_is_valid() -> None:
+    doc = (CONFIGS.parent / "docs" / "study.md").read_text()
+    [block] = re.findall(r"```yaml\n(.*?)```", doc, re.S)
+    config = StudyConfig.model_validate(yaml.safe_load(block))
+    cells = config.cells()
+    # locomo conv-50 and a PersonaMem context at two tiers, three variants each
+    assert len(cells) == 3 * 3
