@@ -5,7 +5,8 @@ Runs the skill-setting cells ``full-chain.episode_log.exec-expert`` and
 (retrieval before each task, one episode file appended and one git snapshot
 after it, audits per task), then writes the report from the records. Reports
 success per family per protocol, wall time, time in resets, time in the memory
-work (retrieval, integration, snapshot, audit) and the store's final size; the
+work (retrieval, integration, snapshot, audit), the store's final size and
+shape (Panel A from memdir.metrics); the
 memory overhead is given as a ratio to the game time measured in the same run.
 
 Rerunning with the same ``--out`` resumes. Run:
@@ -33,6 +34,19 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None, help="first N tasks of each chain")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     return parser.parse_args()
+
+
+def _shape(root: Path) -> dict[str, object]:
+    """Panel A of a final store (memdir.metrics), with the time it took to measure."""
+    from memdir.metrics import measure_store
+    from memdir.store import Store
+
+    began = time.perf_counter()
+    shape = measure_store(Store(root)).shape.to_dict()
+    keep = ("folders", "files", "sections", "bytes", "mean_leaf_depth", "max_depth")
+    found: dict[str, object] = {k: shape[k] for k in keep if k in shape}
+    found["measure_seconds"] = round(time.perf_counter() - began, 2)
+    return found
 
 
 async def _main(args: argparse.Namespace) -> dict[str, object]:
@@ -81,6 +95,8 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
                             for name, chain in report.chains.items() if chain},
             "audit_findings": sum(c[-1].schema_findings + c[-1].gate_findings
                                   for c in report.chains.values() if c),
+            "final_shape": {name: _shape(config.output / report.cell.id / name / "store")
+                            for name in report.chains},
         })
     return figures
 
