@@ -6,6 +6,8 @@ text the agent saw. An evidence locator (``S5T3``) counts as *seen* when it
 appears in any such tool result, and as *cited* when it appears in the text a
 resolved citation of the answer points at. A wrong answer whose evidence was never
 seen was a search failure; one whose evidence was seen was a reading failure.
+Shell commands are not replayed (they may have side effects), so under the shell
+harness only the citations count.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from memdir.agents import Citation, EpisodeRecord
 from memdir.study._records import ReadSpan
 from memdir.tools import ToolSet
 
-__all__ = ["LOCATOR_IN_TEXT", "cited_locators", "replay_reads"]
+__all__ = ["LOCATOR_IN_TEXT", "NOT_REPLAYED", "cited_locators", "replay_reads"]
 
 LOCATOR_IN_TEXT = re.compile(r"\b(S\d+T\d+|B\d+M\d+)\b")
+NOT_REPLAYED = frozenset({"bash"})
+"""Tools whose calls are not replayed: a shell command may have side effects."""
 _STORE_PATH = re.compile(r"/memories/[^\s\]\)>:'\"]+\.md")
 
 
@@ -49,7 +53,7 @@ async def replay_reads(episode: EpisodeRecord, tools: ToolSet | None
         return spans, seen
     for call in episode.calls:
         for tool_call in call.tool_calls:
-            if tool_call.is_error:
+            if tool_call.is_error or tool_call.name in NOT_REPLAYED:
                 continue
             result = await tools.call(tool_call.name, tool_call.arguments)
             if result.is_error:

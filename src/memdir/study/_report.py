@@ -149,11 +149,14 @@ def table_diagnostics(run: RunRecords) -> Table:
         rs = [r for r in run.records[status.cell.key] if r.evidence]
         wrong = [r for r in rs if _wrong(r)]
         never = sum(1 for r in wrong if not r.evidence_seen)
+        replayed = status.cell.harness != "shell"  # shell commands are never replayed
+        split = bool(wrong) and replayed
         table.rows.append([
-            *_label(status), len(rs), _pct([float(bool(r.evidence_seen)) for r in rs]),
+            *_label(status), len(rs),
+            _pct([float(bool(r.evidence_seen)) for r in rs]) if replayed else None,
             _pct([float(bool(r.evidence_cited)) for r in rs]), len(wrong),
-            100 * never / len(wrong) if wrong else None,
-            100 * (len(wrong) - never) / len(wrong) if wrong else None])
+            100 * never / len(wrong) if split else None,
+            100 * (len(wrong) - never) / len(wrong) if split else None])
     return table
 
 

@@ -29,14 +29,14 @@ from memdir.study._manifest import write_manifest
 from memdir.study._records import CellStatus, QuestionRecord, StoreInfo
 from memdir.study._roles import ASK_VARIANT, search_role
 from memdir.study._stores import BuilderUnavailable, build_store, cell_input
-from memdir.tools import ToolSet, make_toolset
+from memdir.tools import SandboxUnavailableError, ToolSet, make_toolset
 
 __all__ = ["ProgressFn", "cell_dir", "run_study", "resolve_data_dir", "run_study_async"]
 
 ProgressFn = Callable[[Cell, int, int], None]
 """Called with (cell, answered so far, questions in the cell)."""
 
-_CELL_ERRORS = (AgentError, BuilderUnavailable, DatasetError, KeyError)
+_CELL_ERRORS = (AgentError, BuilderUnavailable, DatasetError, KeyError, SandboxUnavailableError)
 
 
 def cell_dir(out_dir: Path, cell: Cell) -> Path:
