@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from inspect_ai.model._model_output import ChatCompletionChoice
 from inspect_ai.tool import ToolCall
 
 from memdir.skills import (
+    AlfworldTask,
     Attempt,
     GatedLibrary,
     Served,
@@ -159,3 +161,34 @@ def test_an_unset_attempt_is_a_bug_not_a_model_error(store: Store) -> None:
     library = GatedLibrary(store)
     with pytest.raises(RuntimeError, match="attempt"):
         library._current()
+
+
+async def test_the_ungated_variant_lets_a_failure_write_a_skill(store: Store) -> None:
+    script = Script([
+        tool_call("create", path="/memories/heat-an-egg.md",
+                  file_text=entry("heat-an-egg", "skill", "failure")),
+        reply("Wrote a skill."),
+    ])
+    model = get_model("mockllm/model", custom_outputs=script)
+    variant = make_variant("curated_skills", store, curator=model, retriever=model)
+    done = await variant.integrate(0, failed_attempt(), Served())
+    assert store.files() == ["/memories/heat-an-egg.md"] and done.refusals == []
+    assert [f.check for f in audit_library(store)] == ["gate"]  # the audit still sees it
+
+
+async def test_cite_retrieval_serves_cited_files_whole(store: Store) -> None:
+    store.create("/memories/eggs.md", entry("eggs", "note", "success", body="# Eggs\nIn fridge\n"))
+    script = Script([
+        reply("[/memories/eggs.md] - it is about eggs\n[/memories/gone.md] - missing"),
+        reply("none"),
+    ])
+    model = get_model("mockllm/model", custom_outputs=script)
+    variant = make_variant("curated_skills_mem", store, curator=model, retriever=model)
+    task = AlfworldTask(task_id=TASK, family="heat", goal="heat some egg.",
+                        game_file=Path("x"))
+    served = await variant.retrieve(1, task)
+    assert served.paths == ["/memories/eggs.md"]
+    assert served.guidance.startswith("### /memories/eggs.md") and "In fridge" in served.guidance
+    assert served.record is not None and served.record.usage.input == 120
+    nothing = await variant.retrieve(2, task)
+    assert nothing.paths == [] and nothing.guidance == "" and nothing.record is not None
