@@ -18,9 +18,21 @@ FORBIDDEN = {
     "store": {"tools", "agents", "builders", "bench", "cli", "server", "skills", "study"},
     "tools": {"agents", "builders", "bench", "cli", "server", "skills", "study"},
     "metrics": {"agents", "builders", "bench", "cli", "server", "skills", "study"},
-    "agents": {"builders", "bench", "cli", "server", "study"},
+    "agents": {"builders", "bench", "cli", "server", "study", "skills"},
+    # The MCP server serves tools; the sample is data. Neither reaches agents or the CLI.
+    "server": {
+        "agents", "builders", "bench", "cli", "skills", "study", "metrics", "sample",
+    },
+    "sample": {
+        "tools", "agents", "builders", "bench", "cli", "server", "skills", "study", "metrics",
+    },
+    "bench": {"cli", "server", "skills", "study"},
+    "builders": {"cli", "server", "skills", "study"},
+    "skills": {"cli", "server", "study", "bench", "builders"},
+    "study": {"cli", "server", "skills"},
 }
-# Model providers the store and tools must never load.
+# Packages that must never load a model provider (only agents and above talk to models).
+NO_PROVIDERS = {"conversation", "store", "tools", "metrics", "server", "sample"}
 PROVIDERS = {"inspect_ai", "openai", "anthropic"}
 
 
@@ -46,7 +58,7 @@ def test_package_imports_point_one_way(package: str) -> None:
             parts = name.split(".")
             if parts[0] == "memdir" and len(parts) > 1 and parts[1] in FORBIDDEN[package]:
                 bad.append(f"{path.relative_to(SRC)} imports {name}")
-            if package in {"store", "tools"} and parts[0] in PROVIDERS:
+            if package in NO_PROVIDERS and parts[0] in PROVIDERS:
                 bad.append(f"{path.relative_to(SRC)} imports the model provider {name}")
     assert not bad, "\n".join(bad)
 
