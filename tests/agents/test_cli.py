@@ -13,8 +13,7 @@ from typer.testing import CliRunner
 from memdir.cli import app
 from memdir.config import get_settings
 from memdir.store import Store
-
-from .helpers import calls, text
+from scripted import calls, text
 
 runner = CliRunner()
 _DEFAULT = GenerateConfig()

@@ -16,8 +16,7 @@ from memdir.agents import (
     snapshot,
 )
 from memdir.store import Store
-
-from .helpers import Script, calls, text
+from scripted import Script, calls, text
 
 CONV = {
     "speakers": ["Ana", "Ben"],

@@ -18,8 +18,7 @@ from memdir.agents import (
 )
 from memdir.store import Store
 from memdir.tools import ToolSet, make_toolset, tool_spec
-
-from .helpers import Script, calls, text, usage
+from scripted import Script, calls, text, usage
 
 
 def _echo_set() -> ToolSet:

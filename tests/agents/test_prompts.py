@@ -68,3 +68,15 @@ def test_fields_are_checked_and_values_are_not_reexpanded() -> None:
 def test_every_role_names_a_real_prompt() -> None:
     for role in ROLE_NAMES:
         assert role_config(role).prompt in prompt_names()
+
+
+def test_citing_retrievers_differ_only_in_the_serving_bar() -> None:
+    strict = prompt_blocks("retriever-cite")
+    broad = prompt_blocks("retriever-cite-broad")
+    assert len(strict) == len(broad)
+    differing = [(a, b) for a, b in zip(strict, broad, strict=True) if a != b]
+    assert differing == [("serve-strict", "serve-broad")]
+    strict_text = load_prompt("retriever-cite").text
+    broad_text = load_prompt("retriever-cite-broad").text
+    assert "clearly apply" in strict_text and "clearly apply" not in broad_text
+    assert "may help" in broad_text and "may help" not in strict_text

@@ -15,8 +15,7 @@ from memdir.agents import (
 )
 from memdir.store import Store
 from memdir.tools import make_toolset
-
-from .helpers import Script, calls, text, usage
+from scripted import Script, calls, text, usage
 
 
 def _fill(store: Store) -> None:

@@ -11,10 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.model import ChatMessageSystem, ModelOutput, ModelUsage, get_model
-from inspect_ai.model._chat_message import ChatMessageAssistant
-from inspect_ai.model._model_output import ChatCompletionChoice
-from inspect_ai.tool import ToolCall
+from inspect_ai.model import ChatMessageSystem, ModelOutput, get_model
 from typer.testing import CliRunner
 
 from memdir.cli import app
@@ -30,6 +27,7 @@ from memdir.skills import (
     run_cell,
 )
 from memdir.store import Store
+from scripted import Script, calls, text, usage
 
 GAMES = ["pick_two_obj_and_place-ToiletPaper-None-Toilet-408",
          "pick_two_obj_and_place-ToiletPaper-None-Drawer-423"]
@@ -39,38 +37,16 @@ NOTE = ("---\nname: toilet-paper\ndescription: Where toilet paper was found\nmet
 SKILL = NOTE.replace("type: note", "type: skill").replace("name: toilet-paper", "name: fetch")
 
 
-def _usage() -> ModelUsage:
-    return ModelUsage(input_tokens=200, output_tokens=8, total_tokens=208)
+
+USAGE = usage(200, 8)
 
 
-def reply(content: str) -> ModelOutput:
-    out = ModelOutput.from_content("mockllm/model", content)
-    out.usage = _usage()
-    return out
+def _call(name: str, **args: Any) -> ModelOutput:
+    return calls((name, args), u=USAGE)
 
 
-def tool_call(name: str, **args: Any) -> ModelOutput:
-    message = ChatMessageAssistant(
-        content="", tool_calls=[ToolCall(id=f"c-{name}", function=name, arguments=args)],
-        source="generate")
-    out = ModelOutput(model="mockllm/model",
-                      choices=[ChatCompletionChoice(message=message, stop_reason="tool_calls")])
-    out.usage = _usage()
-    return out
-
-
-class Script:
-    """Scripted outputs in order; keeps every input the model saw."""
-
-    def __init__(self, outputs: list[ModelOutput]) -> None:
-        self.outputs = outputs
-        self.seen: list[list[Any]] = []
-
-    def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-        self.seen.append(list(input))
-        assert len(self.seen) <= len(self.outputs), "the script ran out of outputs"
-        return self.outputs[len(self.seen) - 1]
-
+def _text(content: str) -> ModelOutput:
+    return text(content, USAGE)
 
 def test_parse_action_takes_the_first_command_line() -> None:
     assert parse_action("`go to toilet 1`") == "go to toilet 1"
@@ -88,16 +64,16 @@ def test_a_curated_gs_cell_over_real_games(shared_data: Path, tmp_path: Path) ->
         pytest.skip("the ALFWorld split is not present")
     tasks = list_tasks(split)
     ids = [t.task_id for t in tasks if t.task_id.split("/")[0] in GAMES]
-    execution = Script([reply(a) for a in ["look", "go to toilet 1", "inventory"] * 2])
+    execution = Script([_text(a) for a in ["look", "go to toilet 1", "inventory"] * 2])
     curator = Script([
-        tool_call("create", path="/memories/fetch.md", file_text=SKILL),
-        tool_call("create", path="/memories/toilet-paper.md", file_text=NOTE),
-        reply("Failure: the agent never searched; wrote an observation note."),
-        reply("Failure again; nothing new to add."),
+        _call("create", path="/memories/fetch.md", file_text=SKILL),
+        _call("create", path="/memories/toilet-paper.md", file_text=NOTE),
+        _text("Failure: the agent never searched; wrote an observation note."),
+        _text("Failure again; nothing new to add."),
     ])
     retriever = Script([
-        tool_call("view", path="/memories"),
-        reply("Check the toilet first, then the cabinets.\n"
+        _call("view", path="/memories"),
+        _text("Check the toilet first, then the cabinets.\n"
               "Source: [/memories/toilet-paper.md]"),
     ])
     config = RunConfig(name="t", data=split, output=tmp_path / "run",

@@ -6,10 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
-from inspect_ai.model._chat_message import ChatMessageAssistant, ChatMessageTool
-from inspect_ai.model._model_output import ChatCompletionChoice
-from inspect_ai.tool import ToolCall
+from inspect_ai.model import ModelOutput, get_model
+from inspect_ai.model._chat_message import ChatMessageTool
 
 from memdir.skills import (
     AlfworldTask,
@@ -24,47 +22,26 @@ from memdir.skills import (
     make_variant,
 )
 from memdir.store import Store
+from scripted import Script, calls, text, usage
 
 TASK = "pick_heat_then_place_in_recep-Egg-None-Fridge-1/trial_T1"
 
+
+
+USAGE = usage(120, 15)
+
+
+def _call(name: str, **args: Any) -> ModelOutput:
+    return calls((name, args), u=USAGE)
+
+
+def _text(content: str) -> ModelOutput:
+    return text(content, USAGE)
 
 def entry(stem: str, kind: str, *outcomes: str, body: str = "# Steps\n1. go\n") -> str:
     sources = "".join(f"    - {{task: t{i}, outcome: {o}}}\n" for i, o in enumerate(outcomes))
     return (f"---\nname: {stem}\ndescription: A {kind} for tests\nmetadata:\n  type: {kind}\n"
             f"  sources:\n{sources}---\n{body}")
-
-
-def _usage() -> ModelUsage:
-    return ModelUsage(input_tokens=120, output_tokens=15, total_tokens=135)
-
-
-def tool_call(name: str, **args: Any) -> ModelOutput:
-    message = ChatMessageAssistant(
-        content="", tool_calls=[ToolCall(id=f"c-{name}", function=name, arguments=args)],
-        source="generate")
-    out = ModelOutput(model="mockllm/model",
-                      choices=[ChatCompletionChoice(message=message, stop_reason="tool_calls")])
-    out.usage = _usage()
-    return out
-
-
-def reply(content: str) -> ModelOutput:
-    out = ModelOutput.from_content("mockllm/model", content)
-    out.usage = _usage()
-    return out
-
-
-class Script:
-    """Hands out scripted outputs in order and keeps what the model was shown."""
-
-    def __init__(self, outputs: list[ModelOutput]) -> None:
-        self.outputs = outputs
-        self.seen: list[list[Any]] = []
-
-    def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-        self.seen.append(list(input))
-        assert len(self.seen) <= len(self.outputs), "the script ran out of outputs"
-        return self.outputs[len(self.seen) - 1]
 
 
 def failed_attempt() -> Trajectory:
@@ -79,9 +56,9 @@ async def test_a_failed_attempt_cannot_create_a_skill_and_writes_a_note(store: S
     skill = entry("heat-an-egg", "skill", "failure")
     note = entry("microwave-pitfall", "note", "failure", body="# Lesson\nOpen it first.\n")
     script = Script([
-        tool_call("create", path="/memories/heat-an-egg.md", file_text=skill),
-        tool_call("create", path="/memories/microwave-pitfall.md", file_text=note),
-        reply("Failure: wrote a note about the microwave."),
+        _call("create", path="/memories/heat-an-egg.md", file_text=skill),
+        _call("create", path="/memories/microwave-pitfall.md", file_text=note),
+        _text("Failure: wrote a note about the microwave."),
     ])
     model = get_model("mockllm/model", custom_outputs=script)
     variant = make_variant("curated_skills_mem", store, curator=model, retriever=model)
@@ -165,9 +142,9 @@ def test_an_unset_attempt_is_a_bug_not_a_model_error(store: Store) -> None:
 
 async def test_the_ungated_variant_lets_a_failure_write_a_skill(store: Store) -> None:
     script = Script([
-        tool_call("create", path="/memories/heat-an-egg.md",
+        _call("create", path="/memories/heat-an-egg.md",
                   file_text=entry("heat-an-egg", "skill", "failure")),
-        reply("Wrote a skill."),
+        _text("Wrote a skill."),
     ])
     model = get_model("mockllm/model", custom_outputs=script)
     variant = make_variant("curated_skills", store, curator=model, retriever=model)
@@ -179,8 +156,8 @@ async def test_the_ungated_variant_lets_a_failure_write_a_skill(store: Store) ->
 async def test_cite_retrieval_serves_cited_files_whole(store: Store) -> None:
     store.create("/memories/eggs.md", entry("eggs", "note", "success", body="# Eggs\nIn fridge\n"))
     script = Script([
-        reply("[/memories/eggs.md] - it is about eggs\n[/memories/gone.md] - missing"),
-        reply("none"),
+        _text("[/memories/eggs.md] - it is about eggs\n[/memories/gone.md] - missing"),
+        _text("none"),
     ])
     model = get_model("mockllm/model", custom_outputs=script)
     variant = make_variant("curated_skills_mem", store, curator=model, retriever=model)
