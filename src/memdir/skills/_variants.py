@@ -11,9 +11,11 @@ ever reads a store built from the attempts before t.
   cost; the family is in ``metadata.family``); retrieval serves, in full, the
   ``k`` most recent episodes of the same goal family, newest first.
 - ``curated_skills``: the curator (write set, prompt ``curator``) distils each
-  attempt; the retriever (prompt ``retriever-cite``) cites files, served in full.
-- ``curated_skills_mem``: as above, but the curator writes through the gated set
-  (schema plus outcome gate), and the retriever cites only what clearly applies.
+  attempt; the retriever (prompt ``retriever-cite-broad``) cites every file that
+  may help, and the cited files are served in full.
+- ``curated_skills_mem``: the curator writes through the gated set (schema plus
+  outcome gate), and the retriever (prompt ``retriever-cite``, the strict bar)
+  cites only files that clearly apply, served in full.
 - ``curated_skills_mem_gs``: the gated store; the retriever (prompt
   ``retriever-guidance``) writes guidance for this task with provenance lines.
 """
@@ -167,6 +169,14 @@ def _curation_turn(trajectory: Trajectory, served: Served, store: Store) -> str:
             "## The attempt's trajectory\n\n" + render_trajectory(trajectory))
 
 
+_RETRIEVER_PROMPTS = {
+    "curated_skills": "retriever-cite-broad",
+    "curated_skills_mem": "retriever-cite",
+    "curated_skills_mem_gs": "retriever-guidance",
+}
+"""The retriever's prompt per curated variant: broad citing, strict citing, guidance."""
+
+
 class CuratedVariant:
     """A library the curator builds after each attempt and the retriever reads before one.
 
@@ -175,10 +185,16 @@ class CuratedVariant:
         store: The library.
         curator: The curator's model.
         retriever: The retriever's model.
+
+    Raises:
+        ValueError: ``name`` is not one of the curated variants.
     """
 
     def __init__(self, name: str, store: Store, curator: Model | str,
                  retriever: Model | str) -> None:
+        if name not in _RETRIEVER_PROMPTS:
+            raise ValueError(f"unknown curated variant {name!r}; choose one of "
+                             f"{', '.join(_RETRIEVER_PROMPTS)}")
         self.name = name
         self.store: Store | None = store
         self._store = store
@@ -192,7 +208,7 @@ class CuratedVariant:
         """Run the retriever; an empty library is skipped without a model call."""
         if not self._store.files():
             return Served()
-        prompt_name = "retriever-guidance" if self.synthesize else "retriever-cite"
+        prompt_name = _RETRIEVER_PROMPTS[self.name]
         role = role_config("retriever", prompt=prompt_name)
         run = await run_agent(self.retriever, role, load_prompt(prompt_name),
                               load_prompt("turn-task", task=task.goal).text,
