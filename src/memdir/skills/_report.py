@@ -5,9 +5,13 @@ step records and writes:
 
 - ``report.md``: success overall and per family per cell; deployment cost
   (retrieval plus execution) and build cost (curation) per role and per solved
-  task, priced with :class:`PriceTable`; store growth; audit findings;
+  task, priced with :class:`PriceTable`; the compute bounds of each role per
+  cell (no-cache ceiling, perfect-cache floor, measured compute, share of the
+  achievable caching savings realized; see ``docs/costs.md``); store growth;
+  audit findings;
 - ``tasks.csv``: one row per task: outcome, execution rounds, the token
-  categories of each role, the store's size after the task.
+  categories of each role, each role's episode bounds (ceiling, floor,
+  measured), the store's size after the task.
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.agents import EpisodeRecord, PriceTable, Usage
+from memdir.agents import (
+    ComputeBounds,
+    EpisodeRecord,
+    PriceTable,
+    Usage,
+    cell_bounds,
+    episode_bounds,
+)
 from memdir.skills._chain import ChainManifest
 from memdir.skills._config import Cell
 from memdir.skills._families import FAMILIES
@@ -136,6 +147,32 @@ def _cost_table(cells: list[CellReport], prices: PriceTable) -> list[str]:
     return lines
 
 
+def _ratio(value: float | None, form: str) -> str:
+    return "-" if value is None else format(value, form)
+
+
+def _bounds_row(cell: str, role: str, episodes: int, bounds: ComputeBounds) -> str:
+    return (f"| {cell} | {role} | {episodes} | {bounds.ceiling} | {bounds.floor} | "
+            f"{bounds.measured} | {_ratio(bounds.realized, '.3f')} | "
+            f"{_ratio(bounds.overstatement, '.2f')} |")
+
+
+def _bounds_table(cells: list[CellReport]) -> list[str]:
+    lines = ["| cell | role | episodes | no-cache ceiling | perfect-cache floor | measured | "
+             "realized share | ceiling / floor |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for report in cells:
+        total = ComputeBounds()
+        count = 0
+        for role in ROLES:
+            records = [r for s in report.steps if (r := _record(s, role)) is not None]
+            bounds = cell_bounds(records)
+            total, count = total + bounds, count + len(records)
+            lines.append(_bounds_row(report.cell.id, role, len(records), bounds))
+        lines.append(_bounds_row(report.cell.id, "all", count, total))
+    return lines
+
+
 def _growth_table(cells: list[CellReport]) -> list[str]:
     lines = ["| cell | chain | tasks | files (25/50/75/100 %) | bytes at end | "
              "schema findings | gate findings | gate refusals |",
@@ -158,12 +195,15 @@ _CSV_FIELDS = ["cell", "chain", "position", "task_id", "family", "success", "ste
                "store_files", "store_bytes", "schema_findings", "gate_findings",
                "reset_seconds", "episode_seconds", "memory_seconds"]
 _TOKENS = ["uncached_input", "cached_input", "cache_write", "output", "reasoning"]
+_BOUNDS = ["ceiling", "floor", "measured"]
 
 
 def _csv(cells: list[CellReport]) -> str:
     token_fields = [f"{role}_{kind}" for role in ROLES for kind in _TOKENS]
+    bound_fields = [f"{role}_{kind}" for role in ROLES for kind in _BOUNDS]
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS + token_fields, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS + token_fields + bound_fields,
+                            lineterminator="\n")
     writer.writeheader()
     for report in cells:
         for chain, steps in report.chains.items():
@@ -185,6 +225,9 @@ def _csv(cells: list[CellReport]) -> str:
                     usage = record.usage if record is not None else Usage()
                     for kind in _TOKENS:
                         row[f"{role}_{kind}"] = getattr(usage, kind)
+                    bounds = episode_bounds(record) if record is not None else ComputeBounds()
+                    for kind in _BOUNDS:
+                        row[f"{role}_{kind}"] = getattr(bounds, kind)
                 writer.writerow(row)
     return out.getvalue()
 
@@ -199,6 +242,12 @@ def build_report(run_dir: Path, prices: PriceTable | None = None) -> tuple[Path,
              "## Success per cell and family", "", *_success_table(cells), "",
              "## Cost per role (deployment = retrieval + execution, build = curation)", "",
              *_cost_table(cells, prices), "",
+             "## Compute bounds per role (tokens; docs/costs.md)", "",
+             "Ceiling: every call prefills its whole context again. Floor: each unique "
+             "context token prefilled once, plus decode. Measured: what was prefilled "
+             "(cache reads excluded), plus decode. Realized share: (ceiling - measured) / "
+             "(ceiling - floor); '-' when nothing could be saved.", "",
+             *_bounds_table(cells), "",
              "## Store growth and audits (files after 25/50/75/100 % of each chain)", "",
              *_growth_table(cells), "",
              "Per-task rounds and token categories: tasks.csv.", ""]
