@@ -169,3 +169,24 @@ async def test_cite_retrieval_serves_cited_files_whole(store: Store) -> None:
     assert served.record is not None and served.record.usage.input == 120
     nothing = await variant.retrieve(2, task)
     assert nothing.paths == [] and nothing.guidance == "" and nothing.record is not None
+
+
+@pytest.mark.parametrize(
+    ("variant_name", "prompt"),
+    [
+        ("curated_skills", "retriever-cite-broad"),
+        ("curated_skills_mem", "retriever-cite"),
+        ("curated_skills_mem_gs", "retriever-guidance"),
+    ],
+)
+async def test_each_curated_variant_serves_with_its_own_bar(
+    store: Store, variant_name: str, prompt: str
+) -> None:
+    store.create("/memories/eggs.md", entry("eggs", "note", "success", body="# Eggs\nIn fridge\n"))
+    script = Script([_text("[/memories/eggs.md] - eggs")])
+    model = get_model("mockllm/model", custom_outputs=script)
+    variant = make_variant(variant_name, store, curator=model, retriever=model)
+    task = AlfworldTask(task_id=TASK, family="heat", goal="heat some egg.", game_file=Path("x"))
+    served = await variant.retrieve(1, task)
+    assert served.record is not None and served.record.prompt_name == prompt
+    script.assert_done()
