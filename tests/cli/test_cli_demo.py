@@ -33,6 +33,8 @@ def test_demo_builds_a_clean_store_and_shows_tool_results(
     # every citation checked against the store.
     assert text.count("[offline grep-reader baseline, no LLM]") == 3
     assert "[/memories/people/maya.md:L39] ok" in text
+    # Routing by file names: the question about Maya is answered from maya.md.
+    assert "Lives in Bristol since 2025-06-01" in text.split("? Where does Maya live now?")[1]
     assert "not found" not in text
 
 

@@ -118,24 +118,26 @@ class _Hit:
 
 def _score_hits(results: dict[str, str], terms: list[str]) -> list[_Hit]:
     hits: dict[tuple[str, int], _Hit] = {}
+    weights: dict[str, float] = {}
     for index, term in enumerate(terms):
         text = results.get(f"grep-{index}")
         if not text:
             continue
         rows = [m for m in map(_GREP_LINE.match, text.splitlines()) if m]
-        total = _total(text, len(rows))
-        weight = 1.0 / math.log2(2 + total)
+        weight = weights[term] = 1.0 / math.log2(2 + _total(text, len(rows)))
         for row in rows:
             key = (row.group(1), int(row.group(2)))
             hit = hits.setdefault(key, _Hit(key[0], key[1], row.group(3)))
             # A header line (name, description) routes a reader but rarely answers.
             hit.score += weight / 2 if _HEADER.match(row.group(3)) else weight
             hit.terms.add(term)
-    # Route by names as a reader would: a line in a file whose path names a query
-    # term (people/maya.md for a question about Maya) outranks the same match elsewhere.
+    # Route by names as a reader would: a file whose path names a query term
+    # (people/maya.md for a question about Maya) is about that term, so each of its
+    # lines counts as mentioning it, and it outranks the same match elsewhere.
     for hit in hits.values():
-        named = set(re.findall(r"[a-z0-9]+", hit.path.lower()))
-        hit.score *= 1.0 + 0.5 * sum(1 for t in terms if t in named)
+        named = set(re.findall(r"[a-z0-9]+", hit.path.lower())) & set(terms)
+        hit.score += sum(weights.get(t, 0.0) for t in named - hit.terms)
+        hit.score *= 1.0 + 0.5 * len(named)
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.path, h.line))
     return ranked
 
