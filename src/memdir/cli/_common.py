@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Mapping
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -27,6 +27,7 @@ STATE_DIR = ".memdir"
 
 __all__ = [
     "ExitCode",
+    "StoreArg",
     "call_tool",
     "console",
     "err_console",
@@ -36,6 +37,9 @@ __all__ = [
     "open_store",
     "print_result",
 ]
+
+StoreArg = Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")]
+"""The STORE argument every store command takes first."""
 
 console = Console(soft_wrap=True, highlight=False)
 """Rich output on stdout (never wraps lines, so copied paths stay whole)."""

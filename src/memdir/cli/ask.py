@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from memdir.cli._common import ExitCode, console, err_console, fail, open_store
+from memdir.cli._common import ExitCode, StoreArg, console, err_console, fail, open_store
 from memdir.config import get_settings
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def print_answer(answer: Answer) -> None:
 
 
 def ask_command(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     question: Annotated[str, typer.Argument(help="The question; options may follow inline.")],
     model: Annotated[
         str | None,

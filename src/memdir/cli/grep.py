@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from memdir.cli._common import call_tool, load_toolset, open_store, print_result
+from memdir.cli._common import StoreArg, call_tool, load_toolset, open_store, print_result
 from memdir.store import ROOT
 
 __all__ = ["grep", "register"]
 
 
 def grep(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     pattern: Annotated[str, typer.Argument(help="A Python regular expression.")],
     path: Annotated[
         str, typer.Option("--path", "-p", help="Search only this folder or file of the store.")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
+from memdir.cli._common import StoreArg
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -95,7 +96,7 @@ def _num(value: object) -> str:
 
 
 def health(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     history: Annotated[bool, typer.Option(
         "--history", help="Also measure every snapshot of the store's history.")] = False,

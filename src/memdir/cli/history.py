@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from memdir.cli._common import StoreArg
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -38,7 +39,7 @@ def _guard(action: str) -> typer.Exit:
 @history_app.callback()
 def main(
     ctx: typer.Context,
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
 ) -> None:
     """Open the store whose history the command works on."""
     try:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from memdir.cli._common import ExitCode, console, open_store
+from memdir.cli._common import ExitCode, StoreArg, console, open_store
 from memdir.store import Finding, fix_store, lint_store
 
 __all__ = ["lint", "register"]
@@ -23,7 +22,7 @@ def _show(findings: list[Finding]) -> None:
 
 
 def lint(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     fix: Annotated[
         bool,
         typer.Option("--fix", help="Apply the mechanical fixes first (missing header, name "

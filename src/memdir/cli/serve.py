@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import socket
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import anyio
 import typer
 
-from memdir.cli._common import err_console, fail, load_toolset, open_store
+from memdir.cli._common import StoreArg, err_console, fail, load_toolset, open_store
 from memdir.config import get_settings
 
 __all__ = ["Transport", "register", "serve"]
@@ -24,7 +23,7 @@ class Transport(StrEnum):
 
 
 def serve(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     write: Annotated[
         bool,
         typer.Option("--write", help="Offer the write set (view, create, str_replace, insert, "

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from memdir.cli._common import call_tool, load_toolset, open_store, print_result
+from memdir.cli._common import StoreArg, call_tool, load_toolset, open_store, print_result
 
 __all__ = ["register", "toc"]
 
 
 def toc(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     file: Annotated[
         str, typer.Argument(help="A file of the store, e.g. /memories/people/alice.md.")
     ],

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from memdir.cli._common import ExitCode, call_tool, fail, load_toolset, open_store
+from memdir.cli._common import ExitCode, StoreArg, call_tool, fail, load_toolset, open_store
 from memdir.tools import TOOLSET_NAMES
 
 __all__ = ["parse_call", "register", "tool"]
@@ -48,7 +47,7 @@ def parse_call(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def tool(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     call: Annotated[
         str | None,
         typer.Argument(metavar="CALL", help="The call as JSON, e.g. " + _FORM

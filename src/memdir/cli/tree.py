@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from memdir.cli._common import console, fail, open_store
+from memdir.cli._common import StoreArg, console, fail, open_store
 from memdir.store import ROOT, Entry, StoreError
 
 __all__ = ["register", "tree", "tree_lines"]
@@ -47,7 +46,7 @@ def tree_lines(top: str, entries: list[Entry]) -> list[str]:
 
 
 def tree(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     path: Annotated[str, typer.Argument(help="The folder inside the store to show.")] = ROOT,
     depth: Annotated[
         int | None,

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from memdir.cli._common import call_tool, fail, load_toolset, open_store, print_result
+from memdir.cli._common import StoreArg, call_tool, fail, load_toolset, open_store, print_result
 from memdir.store import ROOT
 
 __all__ = ["register", "view"]
 
 
 def view(
-    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")],
+    store_path: StoreArg,
     path: Annotated[
         str, typer.Argument(help="A file or folder inside the store, e.g. /memories/people.")
     ] = ROOT,
