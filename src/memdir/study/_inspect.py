@@ -19,7 +19,7 @@ from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
-from memdir.agents import ask
+from memdir.agents import PriceTable, ask
 from memdir.bench import Question
 from memdir.store import Store
 from memdir.study._config import Cell, StudyConfig
@@ -69,15 +69,16 @@ def _sample(question: Question) -> Sample:
                   metadata={"question": question.model_dump(mode="json")})
 
 
-def cell_task(cell: Cell, config: StudyConfig, data_dir: Path, store_root: Path) -> Task:
+async def cell_task(cell: Cell, config: StudyConfig, data_dir: Path, store_root: Path
+                    ) -> Task:
     """The inspect_ai task of one cell (its store is built under ``store_root``).
 
     Raises:
         memdir.study.BuilderUnavailable: The variant needs a model-driven builder.
     """
     inputs = cell_input(cell, data_dir)
-    store, _ = build_store(cell, inputs.conversation, store_root, config.chunk_tokens,
-                           config.seed)
+    store, _ = await build_store(cell, inputs.conversation, store_root, config, {},
+                                 PriceTable.load(config.prices))
     return Task(dataset=MemoryDataset([_sample(q) for q in inputs.questions], name=cell.key),
                 solver=study_search(cell, config, store), scorer=study_grade(), name=cell.key)
 
@@ -101,7 +102,7 @@ async def eval_cells(config: StudyConfig, data_dir: Path, store_root: Path, log_
 async def eval_cell(cell: Cell, config: StudyConfig, data_dir: Path, store_root: Path,
                     log_dir: Path) -> EvalLog:
     """Run one cell as an inspect_ai eval on its search model; the log goes to ``log_dir``."""
-    task = cell_task(cell, config, data_dir, store_root)
+    task = await cell_task(cell, config, data_dir, store_root)
     [log] = await eval_async(task, model=cell.search_model, log_dir=str(log_dir),
                              max_samples=config.concurrency,
                              fail_on_error=True)

@@ -118,8 +118,8 @@ async def _run_cell(cell: Cell, config: StudyConfig, out_dir: Path, data_dir: Pa
         inputs = cell_input(cell, data_dir)
         status = status.model_copy(update={"questions": len(inputs.questions)})
         if cell.store_key not in stores:
-            stores[cell.store_key] = build_store(cell, inputs.conversation, out_dir / "stores",
-                                                 config.chunk_tokens, config.seed)
+            stores[cell.store_key] = await build_store(
+                cell, inputs.conversation, out_dir / "stores", config, models, prices)
             _write_json(out_dir / "stores" / f"{cell.store_key}.json",
                         stores[cell.store_key][1].model_dump(mode="json"))
         run = _CellRun(cell, config, stores[cell.store_key][0], models, prices, folder)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.model import Model
+
+from memdir.agents import PriceTable
 from memdir.bench import (
     Conversation,
     Dataset,
@@ -27,7 +31,7 @@ from memdir.bench import (
 from memdir.builders import BuildRecord, build_chunk_store, build_closed_book, build_verbatim
 from memdir.metrics import measure_store
 from memdir.store import Store
-from memdir.study._config import BUILT_VARIANTS, Cell
+from memdir.study._config import BUILT_VARIANTS, Cell, StudyConfig
 from memdir.study._records import StoreInfo
 
 __all__ = ["BuilderUnavailable", "CellInput", "build_store", "cell_input", "dataset_hashes"]
@@ -93,9 +97,18 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def build_store(cell: Cell, conversation: Conversation, root: Path,
-                chunk_tokens: int, seed: int) -> tuple[Store | None, StoreInfo]:
-    """Build the cell's store under ``root/<store key>`` (rebuilt from scratch each time).
+async def build_store(cell: Cell, conversation: Conversation, root: Path,
+                      config: StudyConfig, models: Mapping[str, Model],
+                      prices: PriceTable) -> tuple[Store | None, StoreInfo]:
+    """Build the cell's store under ``root/<store key>``.
+
+    Args:
+        cell: The cell whose store to build.
+        conversation: What the store holds.
+        root: The folder that holds the study's stores.
+        config: The study (chunk budget, seed, the management role's settings).
+        models: Configured models to use for some model names (scripted ones in tests).
+        prices: The price table for the build's cost.
 
     Raises:
         BuilderUnavailable: The variant needs a model-driven builder.
@@ -116,11 +129,11 @@ def build_store(cell: Cell, conversation: Conversation, root: Path,
     store = Store(folder / "memories", create=True)
     built: BuildRecord
     if cell.variant == "chunk":
-        built = build_chunk_store(conversation, store, chunk_tokens)
+        built = build_chunk_store(conversation, store, config.chunk_tokens)
     else:
         built = build_verbatim(conversation, store)
     info = StoreInfo(key=cell.store_key, variant=cell.variant, path=str(folder / "memories"),
-                     build=built.model_dump(mode="json"), profile=_profile(store, seed))
+                     build=built.model_dump(mode="json"), profile=_profile(store, config.seed))
     return store, info
 
 
