@@ -19,6 +19,8 @@ def test_every_prompt_loads_and_hashes_its_final_text() -> None:
         "turn-chunk": {"label": "l", "chunk": "c"},
         "turn-question": {"question": "q"},
         "turn-task": {"task": "t"},
+        "turn-foldering": {"count": "3"},
+        "turn-reorganize": {"number": "1", "total": "5"},
     }
     for name in prompt_names():
         prompt = load_prompt(name, **fields.get(name, {}))
@@ -45,13 +47,26 @@ def test_management_variants_differ_only_in_the_locator_block() -> None:
     assert "[B4M7]" in load_prompt("management-blocks").text
 
 
-def test_reorganizers_differ_by_exactly_one_rule() -> None:
-    preserve = prompt_blocks("reorganize-preserve")
-    condense = prompt_blocks("reorganize-condense")
+@pytest.mark.parametrize("suffix", ["", "-blocks"])
+def test_reorganizers_differ_by_exactly_one_rule(suffix: str) -> None:
+    preserve = prompt_blocks("reorganize-preserve" + suffix)
+    condense = prompt_blocks("reorganize-condense" + suffix)
     assert [b for b in preserve if b != "keep-every-fact"] == condense
     assert len(preserve) == len(condense) + 1
-    assert "Keep every fact" in load_prompt("reorganize-preserve").text
-    assert "Keep every fact" not in load_prompt("reorganize-condense").text
+    assert "Keep every fact" in load_prompt("reorganize-preserve" + suffix).text
+    assert "Keep every fact" not in load_prompt("reorganize-condense" + suffix).text
+
+
+@pytest.mark.parametrize("rule", ["preserve", "condense"])
+def test_reorganizer_locator_variants_differ_only_in_the_locator_block(rule: str) -> None:
+    sessions = prompt_blocks(f"reorganize-{rule}")
+    blocks = prompt_blocks(f"reorganize-{rule}-blocks")
+    differing = [(a, b) for a, b in zip(sessions, blocks, strict=True) if a != b]
+    assert differing == [("reorganize-locators-sessions", "reorganize-locators-blocks")]
+    sessions_text = load_prompt(f"reorganize-{rule}").text
+    blocks_text = load_prompt(f"reorganize-{rule}-blocks").text
+    assert "[S5T3]" in sessions_text and "[B4M7]" not in sessions_text
+    assert "[B4M7]" in blocks_text and "[S5T3]" not in blocks_text
 
 
 def test_fields_are_checked_and_values_are_not_reexpanded() -> None:

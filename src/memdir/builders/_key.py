@@ -1,0 +1,118 @@
+"""A model-driven build's whole configuration, and the cache key hashed from it.
+
+Two builds share a key only when every item that could change the store is the
+same: the variant, the conversation's content, the builder model's name, the
+role (its prompt's hash, its tool set's description digest, rounds, output cap,
+effort, temperature), the chunk budget, the pass limit and the record version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict
+
+from memdir.agents import RoleConfig, load_prompt, role_config
+from memdir.builders._record import BUILD_RECORD_VERSION
+from memdir.conversation import Conversation
+from memdir.store import Store
+from memdir.tools import make_toolset
+
+__all__ = ["BuildSpec", "builder_role", "conversation_hash", "toolset_digest"]
+
+_ROLE = {"foldered": "foldering", "reorganized-preserve": "reorganizer",
+         "reorganized-condense": "reorganizer", "curated": "management"}
+
+
+def builder_role(variant: str, conversation: Conversation, *, max_rounds: int | None = None,
+                 max_tokens: int | None = None, effort: str | None = None) -> RoleConfig:
+    """The role a model-built variant runs, its prompt fitted to the conversation's locators.
+
+    Settings left None keep the role's defaults.
+
+    Raises:
+        ValueError: ``variant`` is not built by a model.
+    """
+    if variant not in _ROLE:
+        raise ValueError(f"{variant!r} is not a model-built variant; choose one of "
+                         f"{', '.join(_ROLE)}")
+    blocks = conversation.locator_kind == "block"
+    prompt = {
+        "foldered": "foldering",
+        "reorganized-preserve": "reorganize-preserve" + ("-blocks" if blocks else ""),
+        "reorganized-condense": "reorganize-condense" + ("-blocks" if blocks else ""),
+        "curated": "management-blocks" if blocks else "management-conversation",
+    }[variant]
+    changes: dict[str, object] = {"prompt": prompt}
+    if max_rounds is not None:
+        changes["max_rounds"] = max_rounds
+    if max_tokens is not None:
+        changes["max_tokens"] = max_tokens
+    if effort is not None:
+        changes["reasoning_effort"] = effort
+    return role_config(_ROLE[variant], **changes)
+
+
+def conversation_hash(conversation: Conversation) -> str:
+    """SHA-256 of the conversation's content (every session, turn, locator and date)."""
+    return hashlib.sha256(conversation.model_dump_json().encode("utf-8")).hexdigest()
+
+
+@cache
+def toolset_digest(name: str) -> str:
+    """The description digest of a tool set (the same for every store)."""
+    with tempfile.TemporaryDirectory(prefix="memdir-digest-") as scratch:
+        return make_toolset(name, Store(scratch)).digest()
+
+
+class BuildSpec(BaseModel):
+    """Everything a model-built store depends on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    variant: str
+    conversation_id: str
+    conversation_hash: str
+    model: str
+    role: str
+    prompt_name: str
+    prompt_hash: str
+    toolset: str | None
+    toolset_digest: str | None
+    max_rounds: int
+    max_tokens: int | None
+    effort: str | None
+    temperature: float | None
+    chunk_tokens: int | None = None
+    max_passes: int | None = None
+    record_version: int = BUILD_RECORD_VERSION
+
+    @classmethod
+    def make(cls, variant: str, conversation: Conversation, model: str, role: RoleConfig,
+             *, chunk_tokens: int | None = None, max_passes: int | None = None) -> BuildSpec:
+        """The spec of building ``variant`` from ``conversation`` with ``model`` in ``role``."""
+        return cls(
+            variant=variant, conversation_id=conversation.id,
+            conversation_hash=conversation_hash(conversation), model=model, role=role.role,
+            prompt_name=role.prompt, prompt_hash=load_prompt(role.prompt).sha256,
+            toolset=role.toolset,
+            toolset_digest=toolset_digest(role.toolset) if role.toolset else None,
+            max_rounds=role.max_rounds, max_tokens=role.max_tokens,
+            effort=role.reasoning_effort, temperature=role.temperature,
+            chunk_tokens=chunk_tokens, max_passes=max_passes,
+        )
+
+    @property
+    def key(self) -> str:
+        """SHA-256 of the spec as canonical JSON."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @property
+    def folder_name(self) -> str:
+        """The build's folder in the cache: readable prefix, key suffix."""
+        stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.conversation_id)
+        return f"{stem or 'conversation'}__{self.variant}__{self.key[:16]}"
