@@ -148,6 +148,10 @@ class StudyConfig(BaseModel):
     harnesses: list[Harness] = Field(default_factory=lambda: list[Harness](["center"]))
     concurrency: int = Field(default=8, ge=1)
     chunk_tokens: int = Field(default=4000, gt=0)
+    reorganize_passes: int = Field(default=5, ge=1)
+    """Most passes of a reorganized build (a pass that changes nothing ends it earlier)."""
+    build_cache: Path | None = None
+    """Folder of model-built stores, reused across runs; None: the run's ``stores/``."""
     prices: Path | None = None
 
     def cells(self) -> list[Cell]:

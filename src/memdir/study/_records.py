@@ -87,6 +87,10 @@ class StoreInfo(BaseModel):
     path: str | None
     build: dict[str, Any] | None = None
     """The builder's BuildRecord as JSON (None where the build failed)."""
+    build_usage: Usage | None = None
+    """Tokens the build spent (model-built stores; None for the zero-cost ones)."""
+    build_cost: float | None = None
+    """Dollars the build spent by the price table (None: zero-cost store or unknown price)."""
     profile: dict[str, Any] = Field(default_factory=dict)
     """Files, bytes and shape figures from memdir.metrics.measure_store."""
     error: str | None = None

@@ -114,16 +114,21 @@ def table_stores(run: RunRecords) -> Table:
     table = Table("table3", "Table 3 — build cost and store profile",
                   ["store", "variant", "files", "bytes", "folders", "sections",
                    "mean leaf depth", "max depth", "build calls", "build in tok",
-                   "build out tok", "build s"], digits=2,
+                   "build cached tok", "build out tok", "build $", "build s"], digits=2,
                   notes=["profile from memdir.metrics.measure_store; build figures from the "
-                         "builder's BuildRecord"])
+                         "builder's BuildRecord",
+                         "model-built stores: tokens and dollars of the whole build (chunks or "
+                         "passes), also when this run reused it from the build cache; "
+                         "in tok counts cached input too"])
     for info in run.stores.values():
         build, p = info.build or {}, info.profile
+        usage = build.get("usage") or {}
+        cost = info.build_cost if info.build_cost is not None else build.get("cost")
         table.rows.append([
             info.key, info.variant, len(build.get("files", [])), build.get("bytes"),
             p.get("folders"), p.get("sections"), p.get("mean_leaf_depth"), p.get("max_depth"),
-            build.get("model_calls"), build.get("input_tokens"), build.get("output_tokens"),
-            build.get("wall_seconds")])
+            build.get("model_calls"), build.get("input_tokens"), usage.get("cached_input"),
+            build.get("output_tokens"), cost, build.get("wall_seconds")])
     return table
 
 

@@ -1,9 +1,13 @@
 """A cell's inputs: its conversation and questions, and the store it reads (built once).
 
 Closed-book, chunk retrieval and the verbatim dump are rendered from the
-conversation at no model cost. The foldered, reorganized and curated stores are
-written by a management model; memdir has no such builder yet, so asking for one
-fails the cell with :class:`BuilderUnavailable` instead of faking a store.
+conversation at no model cost, afresh on every run. The foldered, reorganized and
+curated stores are written by the cell's builder model through
+:mod:`memdir.builders`, in a build folder keyed by their whole configuration
+under the config's ``build_cache`` (default: the run's ``stores/`` folder): a
+finished build is reused without a model call, an interrupted one resumes at its
+last finished chunk or pass. A build that fails fails the cell with
+:class:`StoreBuildFailed`.
 """
 
 from __future__ import annotations
@@ -28,17 +32,38 @@ from memdir.bench import (
     personamem_prefix,
     terminal_questions,
 )
-from memdir.builders import BuildRecord, build_chunk_store, build_closed_book, build_verbatim
+from memdir.builders import (
+    BuildError,
+    BuildRecord,
+    build_chunk_store,
+    build_closed_book,
+    build_model_variant,
+    build_verbatim,
+)
 from memdir.metrics import measure_store
 from memdir.store import Store
 from memdir.study._config import BUILT_VARIANTS, Cell, StudyConfig
 from memdir.study._records import StoreInfo
 
-__all__ = ["BuilderUnavailable", "CellInput", "build_store", "cell_input", "dataset_hashes"]
+__all__ = [
+    "BuilderUnavailable",
+    "CellInput",
+    "StoreBuildFailed",
+    "build_store",
+    "cell_input",
+    "dataset_hashes",
+]
 
 
 class BuilderUnavailable(RuntimeError):
-    """The variant's store must be written by a model-driven builder that memdir lacks."""
+    """The cell's store cannot be built, so the cell cannot run; the message says why."""
+
+
+class StoreBuildFailed(BuilderUnavailable):
+    """A model-driven build failed; a rerun resumes it at its last finished chunk or pass.
+
+    Causes: a model error that outlived its retries, or a foldering that changed a file.
+    """
 
 
 @dataclass(frozen=True)
@@ -111,14 +136,11 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
         prices: The price table for the build's cost.
 
     Raises:
-        BuilderUnavailable: The variant needs a model-driven builder.
+        StoreBuildFailed: A model-built variant's build failed.
+        BuilderUnavailable: A model-built variant has no builder model.
     """
     if cell.variant in BUILT_VARIANTS:
-        raise BuilderUnavailable(
-            f"the {cell.variant} store is written by a management model "
-            f"({cell.builder_model}); memdir has no model-driven builder for it yet, "
-            "so this cell cannot run (remove the variant or wait for the builder)"
-        )
+        return await _build_with_model(cell, conversation, root, config, models, prices)
     if cell.variant == "closed-book":
         record = build_closed_book(conversation)
         return None, StoreInfo(key=cell.store_key, variant=cell.variant, path=None,
@@ -135,6 +157,33 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
     info = StoreInfo(key=cell.store_key, variant=cell.variant, path=str(folder / "memories"),
                      build=built.model_dump(mode="json"), profile=_profile(store, config.seed))
     return store, info
+
+
+async def _build_with_model(cell: Cell, conversation: Conversation, root: Path,
+                            config: StudyConfig, models: Mapping[str, Model],
+                            prices: PriceTable) -> tuple[Store, StoreInfo]:
+    if cell.builder_model is None:
+        raise BuilderUnavailable(f"the {cell.variant} store needs a builder model; add a "
+                                 "'management: {models: [...]}' section to the config")
+    settings = config.management
+    try:
+        built = await build_model_variant(
+            cell.variant, conversation, config.build_cache or root,
+            models.get(cell.builder_model, cell.builder_model),
+            max_rounds=settings.max_rounds if settings else None,
+            max_tokens=settings.max_tokens if settings else None,
+            effort=settings.effort if settings else None,
+            chunk_tokens=config.chunk_tokens, max_passes=config.reorganize_passes,
+            prices=prices,
+        )
+    except BuildError as exc:
+        raise StoreBuildFailed(f"building the {cell.variant} store with "
+                               f"{cell.builder_model} failed: {exc}") from exc
+    record = built.record
+    info = StoreInfo(key=cell.store_key, variant=cell.variant, path=str(built.store.root),
+                     build=record.model_dump(mode="json"), build_usage=record.usage,
+                     build_cost=record.cost, profile=_profile(built.store, config.seed))
+    return built.store, info
 
 
 def _profile(store: Store, seed: int) -> dict[str, Any]:

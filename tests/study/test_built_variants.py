@@ -1,0 +1,147 @@
+"""Model-built variants in a study: built by a scripted builder, searched offline, reported.
+
+The foldered, reorganized (preserve) and curated stores of LoCoMo conv-50 are built by
+one scripted ``mockllm/model`` that answers each role from its messages; the offline
+grep-reader answers two questions per cell. A second run into another folder with the
+same build cache reuses every store without a model call.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.model import Model, ModelOutput, get_model
+
+from memdir.store import Frontmatter, render_file
+from memdir.study import StudyConfig, load_run, run_study, write_report
+from scripted import calls, text
+
+from .helpers import OFFLINE, SHARED_DATA
+
+VARIANTS = ["foldered", "reorganized-preserve", "curated"]
+PRICES = "mockllm/model:\n  input: 1.0\n  cached_input: 0.1\n  output: 2.0\n"
+
+
+def _note(name: str, body: str) -> str:
+    return render_file(Frontmatter(name=name, description=f"Notes: {name}"), body)
+
+
+class Builder:
+    """Every builder role at once: foldering, reorganizing and curating, by the messages."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: Any
+                 ) -> ModelOutput:
+        user = str(input[1].text)
+        first = not any(m.role == "assistant" for m in input)
+        if "create" not in {t.name for t in tools}:
+            self.calls["foldering"] += 1
+            if not first:
+                return text("early: sessions 1-2; later: session 3")
+            return calls(*(("rename", {"old_path": f"/memories/session-0{n}.md",
+                                       "new_path": f"/memories/{where}/session-0{n}.md"})
+                           for n, where in ((1, "early"), (2, "early"), (3, "later"))))
+        if "reorganization pass" in user:
+            self.calls["reorganize"] += 1
+            if first and "pass 1 of" in user:
+                return calls(("create", {"path": "/memories/people/overview.md",
+                                         "file_text": _note("overview", "# People\n")}))
+            return text("The layout is final.")
+        self.calls["curate"] += 1
+        session = re.search(r"^# Session (\d+)", user, re.MULTILINE)
+        assert session is not None
+        if not first:
+            return text("filed")
+        turn = re.search(r"^(\[S\d+T\d+\] .*)$", user, re.MULTILINE)
+        body = f"# Session {session.group(1)}\n\n- {turn.group(1) if turn else ''}\n"
+        return calls(("create", {"path": f"/memories/sessions/s{session.group(1)}.md",
+                                 "file_text": _note(f"s{session.group(1)}", body)}))
+
+    def model(self) -> Model:
+        return get_model("mockllm/model", custom_outputs=self)
+
+
+def _config(tmp: Path) -> StudyConfig:
+    prices = tmp / "prices.yaml"
+    prices.write_text(PRICES)
+    return StudyConfig.model_validate({
+        "name": "built", "data_dir": str(SHARED_DATA),
+        "benchmarks": [{"name": "locomo", "conversations": ["conv-50"], "limit": 2}],
+        "variants": VARIANTS, "search": {"models": [OFFLINE]},
+        "management": {"models": ["mockllm/model"], "max_rounds": 4},
+        "reorganize_passes": 3, "prices": str(prices), "build_cache": str(tmp / "cache"),
+    })
+
+
+@pytest.fixture(scope="module")
+def built_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Builder, StudyConfig]:
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present on this machine")
+    tmp = tmp_path_factory.mktemp("built")
+    config = _config(tmp)
+    builder = Builder()
+    statuses = run_study(config, tmp / "run", models={"mockllm/model": builder.model()})
+    assert [(s.cell.variant, s.status, s.answered) for s in statuses] == [
+        (v, "complete", 2) for v in VARIANTS], [s.reason for s in statuses]
+    return tmp, builder, config
+
+
+def test_each_built_store_records_its_build(built_run: tuple[Path, Builder, StudyConfig]
+                                            ) -> None:
+    tmp, builder, _ = built_run
+    run = load_run(tmp / "run")
+    stores = {info.variant: info for info in run.stores.values()}
+    assert set(stores) == set(VARIANTS)
+    curated = stores["curated"].build or {}
+    chunks = len(curated["units"])
+    assert builder.calls == {"foldering": 2, "reorganize": 3, "curate": 2 * chunks}
+    for variant, info in stores.items():
+        build = info.build or {}
+        assert info.build_usage is not None and info.build_usage.uncached_input > 0
+        calls_made = {"foldered": 2, "reorganized-preserve": 3, "curated": 2 * chunks}[variant]
+        assert build["model_calls"] == calls_made
+        # 100 input and 10 output tokens a call, at $1 and $2 per million
+        assert info.build_cost == pytest.approx(calls_made * 120e-6)
+        assert build["builder_model"] == "mockllm/model" and not build["reused"]
+        assert Path(info.path or "").is_relative_to(tmp / "cache")
+    assert [m["new"] for m in stores["foldered"].build["moves"]] == [  # type: ignore[index]
+        "/memories/early/session-01.md", "/memories/early/session-02.md",
+        "/memories/later/session-03.md"]
+    reorganized = stores["reorganized-preserve"].build or {}
+    assert [u["changed"] for u in reorganized["units"]] == [True, False]
+    assert stores["foldered"].profile["folders"] == 2
+
+
+def test_table3_shows_build_tokens_and_dollars(built_run: tuple[Path, Builder, StudyConfig]
+                                               ) -> None:
+    tmp, _, _ = built_run
+    text_md, _ = write_report(tmp / "run")
+    assert "build $" in text_md
+    _, files = write_report(tmp / "run", "csv")
+    table = next(p for p in files if p.name == "table3.csv")
+    rows = {r["variant"]: r for r in csv.DictReader(io.StringIO(table.read_text()))}
+    assert set(rows) == set(VARIANTS)
+    assert float(rows["foldered"]["build $"]) == pytest.approx(2 * 120e-6)
+    assert int(rows["reorganized-preserve"]["build in tok"]) == 300
+    assert int(rows["reorganized-preserve"]["build out tok"]) == 30
+
+
+def test_a_second_run_reuses_the_cached_builds(built_run: tuple[Path, Builder, StudyConfig]
+                                               ) -> None:
+    tmp, _, config = built_run
+    again = Builder()
+    statuses = run_study(config, tmp / "rerun", models={"mockllm/model": again.model()})
+    assert all(s.status == "complete" for s in statuses)
+    assert sum(again.calls.values()) == 0
+    run = load_run(tmp / "rerun")
+    assert all((info.build or {})["reused"] for info in run.stores.values())
+    assert all(info.build_cost is not None and info.build_cost > 0
+               for info in run.stores.values())
