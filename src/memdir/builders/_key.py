@@ -1,9 +1,11 @@
 """A model-driven build's whole configuration, and the cache key hashed from it.
 
 Two builds share a key only when every item that could change the store is the
-same: the variant, the conversation's content, the builder model's name, the
-role (its prompt's hash, its tool set's description digest, rounds, output cap,
-effort, temperature), the chunk budget, the pass limit and the record version.
+same: the variant, the conversation's content and the text the model is shown of
+it (the dump's files, or the chunks), the builder model's name, the role (its
+system prompt's hash, its user turn's template hash, its tool set's description
+digest, rounds, output cap, effort, temperature), the chunk budget, the pass
+limit and the record version.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from memdir.agents import RoleConfig, load_prompt, role_config
 from memdir.builders._record import BUILD_RECORD_VERSION
-from memdir.conversation import Conversation
+from memdir.builders._zero_cost import verbatim_files
+from memdir.conversation import Conversation, chunk_conversation
 from memdir.store import Store
 from memdir.tools import make_toolset
 
@@ -61,6 +64,35 @@ def conversation_hash(conversation: Conversation) -> str:
     return hashlib.sha256(conversation.model_dump_json().encode("utf-8")).hexdigest()
 
 
+def _sha(parts: list[str]) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def source_hash(variant: str, conversation: Conversation, chunk_tokens: int | None) -> str:
+    """SHA-256 of what the builder is given: the chunks (curated) or the dump's files."""
+    if variant == "curated":
+        if chunk_tokens is None:
+            raise ValueError("a curated build needs its chunk budget")
+        chunks = chunk_conversation(conversation, chunk_tokens)
+        return _sha([part for c in chunks for part in (c.label, c.text)])
+    return _sha([part for pair in verbatim_files(conversation) for part in pair])
+
+
+def turn_hash(variant: str) -> str:
+    """SHA-256 of the user-turn template the variant's builder sends."""
+    if variant == "curated":
+        turn = load_prompt("turn-chunk", label="{label}", chunk="{chunk}")
+    elif variant == "foldered":
+        turn = load_prompt("turn-foldering", count="{count}")
+    else:
+        turn = load_prompt("turn-reorganize", number="{number}", total="{total}")
+    return turn.sha256
+
+
 @cache
 def toolset_digest(name: str) -> str:
     """The description digest of a tool set (the same for every store)."""
@@ -76,10 +108,12 @@ class BuildSpec(BaseModel):
     variant: str
     conversation_id: str
     conversation_hash: str
+    source_hash: str
     model: str
     role: str
     prompt_name: str
     prompt_hash: str
+    turn_hash: str
     toolset: str | None
     toolset_digest: str | None
     max_rounds: int
@@ -96,8 +130,10 @@ class BuildSpec(BaseModel):
         """The spec of building ``variant`` from ``conversation`` with ``model`` in ``role``."""
         return cls(
             variant=variant, conversation_id=conversation.id,
-            conversation_hash=conversation_hash(conversation), model=model, role=role.role,
-            prompt_name=role.prompt, prompt_hash=load_prompt(role.prompt).sha256,
+            conversation_hash=conversation_hash(conversation),
+            source_hash=source_hash(variant, conversation, chunk_tokens), model=model,
+            role=role.role, prompt_name=role.prompt,
+            prompt_hash=load_prompt(role.prompt).sha256, turn_hash=turn_hash(variant),
             toolset=role.toolset,
             toolset_digest=toolset_digest(role.toolset) if role.toolset else None,
             max_rounds=role.max_rounds, max_tokens=role.max_tokens,
