@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -112,12 +113,27 @@ def test_each_built_store_records_its_build(built_run: tuple[Path, Builder, Stud
         assert info.build_cost == pytest.approx(calls_made * 120e-6)
         assert build["builder_model"] == "mockllm/model" and not build["reused"]
         assert Path(info.path or "").is_relative_to(tmp / "cache")
-    assert [m["new"] for m in stores["foldered"].build["moves"]] == [  # type: ignore[index]
+    foldered = stores["foldered"].build or {}
+    assert [m["new"] for m in foldered["moves"]] == [
         "/memories/early/session-01.md", "/memories/early/session-02.md",
         "/memories/later/session-03.md"]
     reorganized = stores["reorganized-preserve"].build or {}
     assert [u["changed"] for u in reorganized["units"]] == [True, False]
     assert stores["foldered"].profile["folders"] == 2
+
+
+def test_the_manifest_pins_the_builder_prompts_and_tools(
+        built_run: tuple[Path, Builder, StudyConfig]) -> None:
+    tmp, _, _ = built_run
+    manifest = json.loads((tmp / "run" / "manifest.json").read_text())
+    assert {"foldering", "reorganize-preserve", "reorganize-preserve-blocks",
+            "management-conversation"} <= set(manifest["prompt_hashes"])
+    assert {"folder", "write", "read"} <= set(manifest["toolset_digests"])
+    run = load_run(tmp / "run")
+    builds = {i.variant: i.build or {} for i in run.stores.values()}
+    assert builds["curated"]["prompt_hash"] == manifest["prompt_hashes"][
+        "management-conversation"]
+    assert builds["foldered"]["toolset_digest"] == manifest["toolset_digests"]["folder"]
 
 
 def test_table3_shows_build_tokens_and_dollars(built_run: tuple[Path, Builder, StudyConfig]

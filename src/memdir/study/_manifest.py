@@ -34,21 +34,34 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def _prompt_hashes(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
-    """SHA-256 of each search prompt the cells use.
+_BUILDERS: dict[str, tuple[tuple[str, ...], str]] = {
+    "foldered": (("foldering",), "folder"),
+    "reorganized-preserve": (("reorganize-preserve", "reorganize-preserve-blocks"), "write"),
+    "reorganized-condense": (("reorganize-condense", "reorganize-condense-blocks"), "write"),
+    "curated": (("management-conversation", "management-blocks"), "write"),
+}
+"""The system prompts (session and block locator forms) and tool set of each model build."""
 
-    Judge prompts take fields, so each judge call's own hash is in its call record.
+
+def _prompt_hashes(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
+    """SHA-256 of each search and builder system prompt the cells may use.
+
+    Judge and user-turn prompts take fields, so each call's own hash is in its call
+    record (and a build's user-turn template hash is part of its build key).
     """
-    names = sorted({search_role(c, config).prompt for c in cells})
-    return {name: load_prompt(name).sha256 for name in names}
+    names = {search_role(c, config).prompt for c in cells}
+    for cell in cells:
+        names.update(_BUILDERS.get(cell.variant, ((), ""))[0])
+    return {name: load_prompt(name).sha256 for name in sorted(names)}
 
 
 def _toolset_digests(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
-    """Digest of every tool set the cells use: names, descriptions and schemas."""
-    names = sorted({t for c in cells if (t := search_role(c, config).toolset) is not None})
+    """Digest of every tool set the cells use (search and build): names, descriptions, schemas."""
+    names = {t for c in cells if (t := search_role(c, config).toolset) is not None}
+    names.update(_BUILDERS[c.variant][1] for c in cells if c.variant in _BUILDERS)
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "memories", create=True)
-        return {name: make_toolset(name, store).digest() for name in names}
+        return {name: make_toolset(name, store).digest() for name in sorted(names)}
 
 
 def write_manifest(config: StudyConfig, cells: list[Cell], out: Path, data_dir: Path) -> None:
