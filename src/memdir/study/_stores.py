@@ -42,6 +42,7 @@ from memdir.builders import (
 )
 from memdir.metrics import measure_store
 from memdir.store import Store
+from memdir.store.history import HistoryError
 from memdir.study._config import BUILT_VARIANTS, Cell, StudyConfig
 from memdir.study._records import StoreInfo
 
@@ -176,7 +177,7 @@ async def _build_with_model(cell: Cell, conversation: Conversation, root: Path,
             chunk_tokens=config.chunk_tokens, max_passes=config.reorganize_passes,
             prices=prices,
         )
-    except BuildError as exc:
+    except (BuildError, HistoryError) as exc:
         raise StoreBuildFailed(f"building the {cell.variant} store with "
                                f"{cell.builder_model} failed: {exc}") from exc
     record = built.record
