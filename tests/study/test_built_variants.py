@@ -36,8 +36,9 @@ def _note(name: str, body: str) -> str:
 class Builder:
     """Every builder role at once: foldering, reorganizing and curating, by the messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, fail_at_session: int | None = None) -> None:
         self.calls: Counter[str] = Counter()
+        self.fail_at_session = fail_at_session
 
     def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: Any
                  ) -> ModelOutput:
@@ -60,6 +61,8 @@ class Builder:
         session = re.search(r"^# Session (\d+)", user, re.MULTILINE)
         assert session is not None
         if not first:
+            if int(session.group(1)) == self.fail_at_session:
+                raise RuntimeError("provider unreachable (scripted)")
             return text("filed")
         turn = re.search(r"^(\[S\d+T\d+\] .*)$", user, re.MULTILINE)
         body = f"# Session {session.group(1)}\n\n- {turn.group(1) if turn else ''}\n"
@@ -70,13 +73,13 @@ class Builder:
         return get_model("mockllm/model", custom_outputs=self)
 
 
-def _config(tmp: Path) -> StudyConfig:
+def _config(tmp: Path, variants: list[str] = VARIANTS) -> StudyConfig:
     prices = tmp / "prices.yaml"
     prices.write_text(PRICES)
     return StudyConfig.model_validate({
         "name": "built", "data_dir": str(SHARED_DATA),
         "benchmarks": [{"name": "locomo", "conversations": ["conv-50"], "limit": 2}],
-        "variants": VARIANTS, "search": {"models": [OFFLINE]},
+        "variants": variants, "search": {"models": [OFFLINE]},
         "management": {"models": ["mockllm/model"], "max_rounds": 4},
         "reorganize_passes": 3, "prices": str(prices), "build_cache": str(tmp / "cache"),
     })
@@ -161,3 +164,22 @@ def test_a_second_run_reuses_the_cached_builds(built_run: tuple[Path, Builder, S
     assert all((info.build or {})["reused"] for info in run.stores.values())
     assert all(info.build_cost is not None and info.build_cost > 0
                for info in run.stores.values())
+
+
+def test_a_failed_build_fails_its_cell_and_the_rerun_resumes_it(tmp_path: Path) -> None:
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present on this machine")
+    config = _config(tmp_path, ["curated"])
+    failing = Builder(fail_at_session=3)
+    (status,) = run_study(config, tmp_path / "run", models={"mockllm/model": failing.model()})
+    assert status.status == "failed" and status.answered == 0
+    assert "StoreBuildFailed" in (status.reason or "")
+    assert "chunk 3" in (status.reason or "") and "provider unreachable" in (status.reason or "")
+    assert failing.calls["curate"] == 2 * 2 + 2
+    working = Builder()
+    (status,) = run_study(config, tmp_path / "run", models={"mockllm/model": working.model()})
+    assert status.status == "complete" and status.answered == 2
+    record = load_run(tmp_path / "run").stores[status.cell.store_key].build or {}
+    chunks = len(record["units"])
+    assert working.calls["curate"] == 2 * (chunks - 2)  # chunks 1 and 2 were not redone
+    assert [u["index"] for u in record["units"]] == list(range(1, chunks + 1))
