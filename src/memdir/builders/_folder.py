@@ -58,10 +58,13 @@ def reset_to_last_snapshot(store: Store, history: History) -> None:
     wanted = {path.removeprefix("/memories/"): contents[blob] for path, blob in blobs.items()}
     root = store.root
     with store.locked():
+        folders: list[Path] = []
         for dirpath, dirnames, filenames in os.walk(root, topdown=True):
             here = Path(dirpath)
             if here == root:
                 dirnames[:] = [d for d in dirnames if d not in _HIDDEN]
+            else:
+                folders.append(here)
             for name in filenames:
                 host = here / name
                 if host.relative_to(root).as_posix() not in wanted:
@@ -73,10 +76,8 @@ def reset_to_last_snapshot(store: Store, history: History) -> None:
             if not host.is_file() or host.read_bytes() != data:
                 host.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(host, data)
-        for dirpath, _dirnames, _files in sorted(os.walk(root), key=lambda w: -len(w[0])):
-            here = Path(dirpath)
-            top = here.relative_to(root).parts[:1]
-            if here != root and not (top and top[0] in _HIDDEN) and not any(here.iterdir()):
+        for here in reversed(folders):  # deepest first
+            if here.is_dir() and not any(here.iterdir()):
                 here.rmdir()
 
 
