@@ -1,7 +1,8 @@
 """Agents on any model, through inspect_ai's model layer.
 
 The roles and their prompts, one tool loop, usage and cost records, compute
-bounds, the offline search policy, and ``ingest`` / ``ask``.
+bounds, the offline search policy, ``ingest`` / ``ask``, and ``ask_many`` over
+worker processes.
 
 Importing this package registers the ``memdir/grep-reader`` inspect_ai model.
 """
@@ -21,6 +22,7 @@ from memdir.agents._judge import (
 from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
 from memdir.agents._models import OFFLINE_MODEL, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
+from memdir.agents._pool import AskPool, ModelSpec, PoolError, ask_many
 from memdir.agents._prices import ModelPrice, PriceTable
 from memdir.agents._prompts import Prompt, load_prompt, prompt_blocks, prompt_names
 from memdir.agents._records import SCHEMA_VERSION, CallRecord, EpisodeRecord, ToolCallRecord
@@ -48,6 +50,7 @@ __all__ = [
     "AgentError",
     "AgentRun",
     "Answer",
+    "AskPool",
     "AttributionGrade",
     "CallRecord",
     "Chunk",
@@ -61,6 +64,8 @@ __all__ = [
     "IngestResult",
     "JudgeError",
     "ModelPrice",
+    "ModelSpec",
+    "PoolError",
     "PriceTable",
     "Prompt",
     "RoleConfig",
@@ -71,6 +76,7 @@ __all__ = [
     "Turn",
     "Usage",
     "ask",
+    "ask_many",
     "cell_bounds",
     "chunk_conversation",
     "episode_bounds",

@@ -61,18 +61,63 @@ class AgentRun:
     messages: list[ChatMessage] = field(default_factory=list)
 
 
-def tool_infos(tools: ToolSet | None) -> list[ToolInfo]:
-    """The tool set's declarations as inspect_ai :class:`ToolInfo` objects."""
-    if tools is None:
-        return []
+class _Declaration(ToolInfo):
+    """A tool declaration that inspect_ai can deep-copy cheaply.
+
+    inspect_ai deep-copies the tool declarations twice on every ``generate``
+    call (so hooks and providers can edit their copy). pydantic's generic deep
+    copy walks every field of every nested schema object and was the largest
+    single cost of a call; rebuilding the declaration from its own dump gives
+    an equal, fully independent copy about four times faster. The copy is a
+    ``_Declaration`` too, so later copies stay cheap; it serialises exactly
+    like a plain :class:`ToolInfo`.
+    """
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> _Declaration:
+        return type(self).model_validate(self.model_dump(exclude_unset=True))
+
+
+def _build_infos(tools: ToolSet) -> list[ToolInfo]:
     return [
-        ToolInfo(
+        _Declaration(
             name=info["name"],
             description=info["description"],
             parameters=ToolParams.model_validate(info["parameters"]),
         )
         for info in tools.infos()
     ]
+
+
+def tool_infos(tools: ToolSet | None) -> list[ToolInfo]:
+    """The tool set's declarations as inspect_ai :class:`ToolInfo` objects (new ones)."""
+    return [] if tools is None else _build_infos(tools)
+
+
+_CacheKey = tuple[tuple[str, str, int], ...]
+_DECLARED: dict[_CacheKey, tuple[list[ToolInfo], str, list[object]]] = {}
+_DECLARED_MAX = 256
+
+
+def _declarations(tools: ToolSet | None) -> tuple[list[ToolInfo], str | None]:
+    """The declarations and digest of ``tools``, built once per distinct tool set.
+
+    Tool sets are rebuilt for every question from the same specs (whose schema
+    dicts are shared, see :func:`memdir.tools.tool_spec`), so the key is each
+    tool's name, description and schema object; the entry holds the schemas,
+    so their ids cannot be reused while it lives. The declarations are shared
+    between episodes: inspect_ai copies them before any use.
+    """
+    if tools is None:
+        return [], None
+    specs = list(tools.tools.values())
+    key = tuple((s.name, s.description, id(s.parameters)) for s in specs)
+    entry = _DECLARED.get(key)
+    if entry is None:
+        if len(_DECLARED) >= _DECLARED_MAX:
+            _DECLARED.clear()
+        entry = (_build_infos(tools), tools.digest(), [s.parameters for s in specs])
+        _DECLARED[key] = entry
+    return entry[0], entry[1]
 
 
 async def _execute(tools: ToolSet | None, call: ToolCall) -> ToolResult:
@@ -127,14 +172,14 @@ async def run_agent(
     llm = resolve_model(model)
     name = str(llm)
     config = role.generate_config(name)
-    infos = tool_infos(tools)
+    infos, digest = _declarations(tools)
     record = EpisodeRecord(
         role=role.role,
         model=name,
         prompt_name=system.name,
         prompt_hash=system.sha256,
         toolset=tools.name if tools is not None else None,
-        toolset_digest=tools.digest() if tools is not None else None,
+        toolset_digest=digest,
         max_rounds=role.max_rounds,
         max_tokens=role.max_tokens,
         reasoning_effort=config.reasoning_effort,
