@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from inspect_ai.model import ChatMessageTool, ChatMessageUser
+from inspect_ai.tool import ToolInfo
 
 from memdir.agents import (
     FINAL_REQUEST,
@@ -15,6 +16,7 @@ from memdir.agents import (
     load_prompt,
     role_config,
     run_agent,
+    tool_infos,
 )
 from memdir.store import Store
 from memdir.tools import ToolSet, make_toolset, tool_spec
@@ -150,3 +152,36 @@ async def test_an_empty_response_is_a_clear_error() -> None:
     script = Script([empty])
     with pytest.raises(AgentError, match="returned nothing.*overloaded"):
         await run_agent(script.model(), role_config("search"), SYSTEM, "q", _echo_set())
+
+
+def test_tool_declarations_copy_deeply_and_serialise_like_plain_tool_infos(store: Store) -> None:
+    tools = make_toolset("read", store)
+    infos = tool_infos(tools)
+    plain = [ToolInfo.model_validate(i.model_dump(exclude_unset=True)) for i in infos]
+    assert type(plain[0]) is ToolInfo and type(infos[0]) is not ToolInfo
+    assert [i.model_dump_json() for i in infos] == [p.model_dump_json() for p in plain]
+    view = next(i for i in infos if i.name == "view")
+    copied = view.model_copy(deep=True)
+    assert copied == view and type(copied) is type(view)
+    assert copied.parameters is not view.parameters
+    assert copied.model_fields_set == view.model_fields_set
+    assert copied.parameters.properties["path"] is not view.parameters.properties["path"]
+    copied.parameters.properties["path"].description = "changed"
+    copied.parameters.required.append("view_range")
+    assert view.parameters.properties["path"].description != "changed"
+    assert view.parameters.required == ["path"]
+
+
+async def test_cached_declarations_record_each_tool_sets_own_digest(store: Store) -> None:
+    other = Store(store.root.parent / "other", create=True)
+    script = Script([text("one"), text("two")])
+    model = script.model()
+    first = await run_agent(model, role_config("search"), SYSTEM, "q", make_toolset("read", store))
+    second = await run_agent(model, role_config("search"), SYSTEM, "q", make_toolset("read", other))
+    script.assert_done()
+    assert first.record.toolset_digest == make_toolset("read", other).digest()
+    assert second.record.toolset_digest == first.record.toolset_digest
+    third = await run_agent(Script([text("three")]).model(), role_config("search"), SYSTEM, "q",
+                            make_toolset("write", store))
+    assert third.record.toolset_digest == make_toolset("write", other).digest()
+    assert third.record.toolset_digest != first.record.toolset_digest
