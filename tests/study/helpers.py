@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalSample
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
 
 from memdir.study import StudyConfig
@@ -25,6 +27,11 @@ def text_output(content: str, u: ModelUsage | None = None) -> ModelOutput:
     out = ModelOutput.from_content("mockllm/model", content)
     out.usage = u or usage()
     return out
+
+
+def model_events(sample: EvalSample, model: str) -> list[ModelEvent]:
+    """The sample's logged calls to ``model`` (``provider/name``), in order."""
+    return [e for e in sample.events if isinstance(e, ModelEvent) and e.model == model]
 
 
 def smoke_config(data: Path, limit: int | None, **changes: Any) -> StudyConfig:

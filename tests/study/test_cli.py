@@ -1,4 +1,4 @@
-"""``memdir study run`` (dry run and a small real run) and ``memdir study report``."""
+"""``memdir study run`` (dry run and a small real run), ``report`` and ``inspect``."""
 
 from __future__ import annotations
 
@@ -44,6 +44,15 @@ def test_run_then_report(tmp_path: Path, shared_data: Path) -> None:
     result = runner.invoke(app, ["study", "run", str(path), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "ok     locomo__conv-50__verbatim" in result.output
+    assert f"transcripts: inspect view --log-dir {out / 'logs'}" in result.output
+    result = runner.invoke(app, ["study", "inspect", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"read the transcripts with: inspect view --log-dir {out / 'logs'}" in result.output
+    # each cell, then its one eval log of three samples under the run's logs folder
+    assert "complete locomo__conv-50__verbatim__none__memdir-grep-reader__center 3/3" in (
+        result.output)
+    assert result.output.count("success      3 samples") == 2
+    assert len(list((out / "logs").glob("*.eval"))) == 2
     result = runner.invoke(app, ["study", "report", str(out)])
     assert result.exit_code == 0, result.output
     assert "### Table 1 — correctness, realtalk" in result.output
@@ -57,4 +66,6 @@ def test_errors_say_what_to_do(tmp_path: Path) -> None:
     result = runner.invoke(app, ["study", "run", str(bad)])
     assert result.exit_code == 2 and "benchmarks" in result.output
     result = runner.invoke(app, ["study", "report", str(tmp_path)])
+    assert result.exit_code == 2 and "no cell status files" in result.output
+    result = runner.invoke(app, ["study", "inspect", str(tmp_path)])
     assert result.exit_code == 2 and "no cell status files" in result.output

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
 
-from memdir.study import StudyConfig, load_run, run_study, write_report
+from memdir.study import StudyConfig, load_run, log_dir, run_study, write_report
 
-from .helpers import SHARED_DATA, FailingSearcher, ScriptedJudge, smoke_config
+from .helpers import SHARED_DATA, FailingSearcher, ScriptedJudge, model_events, smoke_config
 
 LIMIT = 12
 JUDGED = 3
@@ -52,6 +53,37 @@ def test_every_question_gets_a_graded_record(smoke_run: tuple[Path, ScriptedJudg
     # the offline policy greps the verbatim dump: it sees the evidence of most questions
     assert sum(1 for r in verbatim if r.evidence_seen) >= LIMIT // 2
     assert any(r.reads[0].tool == "view" for r in verbatim)
+
+
+def test_each_cell_is_one_inspect_eval_of_its_records(
+        smoke_run: tuple[Path, ScriptedJudge]) -> None:
+    out, _ = smoke_run
+    run = load_run(out)
+    logs = list_eval_logs(str(log_dir(out)))
+    assert len(logs) == 6  # one eval per cell, nothing answered twice
+    by_task = {read_eval_log(info, header_only=True).eval.task: info for info in logs}
+    assert set(by_task) == {s.cell.key for s in run.complete}
+    for status in run.complete:
+        key = status.cell.key
+        evals = json.loads((out / "cells" / key / "evals.json").read_text())
+        assert [(e["status"], e["samples"]) for e in evals] == [("success", LIMIT)]
+        log = read_eval_log(by_task[key])
+        assert log.status == "success" and log.samples is not None
+        records = {r.question_id: r for r in run.records[key]}
+        assert {s.id for s in log.samples} == set(records)
+        for sample in log.samples:
+            record = records[str(sample.id)]
+            assert sample.output.completion == record.answer
+            assert sample.scores is not None
+            assert sample.scores["study_grade"].value == pytest.approx(record.grades.f1)
+            searches = model_events(sample, "memdir/grep-reader")
+            # the transcript holds every round the record counts, tool calls included
+            assert len(searches) == record.rounds
+            called = [c.function for e in searches for c in e.output.message.tool_calls or []]
+            assert len(called) == record.tool_calls
+            judged = model_events(sample, "mockllm/model")
+            assert len(judged) == (0 if record.grades.judge_correct is None else
+                                   1 + (record.grades.attribution is not None))
 
 
 def test_the_judge_grades_the_first_questions(smoke_run: tuple[Path, ScriptedJudge]) -> None:
@@ -106,10 +138,12 @@ def test_rerun_skips_answered_questions(smoke_run: tuple[Path, ScriptedJudge],
     judge = ScriptedJudge()
     config = smoke_config(shared_data, LIMIT, judge={"model": "mockllm/model", "limit": JUDGED})
     before = {p: p.stat().st_mtime_ns for p in out.glob("cells/*/records/*.json")}
+    logs = len(list_eval_logs(str(log_dir(out))))
     statuses = run_study(config, out, models={"mockllm/model": judge.model()})
     assert all(s.status == "complete" for s in statuses)
     assert judge.correctness == 0  # nothing re-answered, so nothing re-judged
     assert {p: p.stat().st_mtime_ns for p in out.glob("cells/*/records/*.json")} == before
+    assert len(list_eval_logs(str(log_dir(out)))) == logs  # no eval: nothing was pending
 
 
 def _mock_config(data: Path, limit: int) -> StudyConfig:
@@ -124,6 +158,10 @@ def test_interrupted_cell_fails_then_resumes(tmp_path: Path, shared_data: Path) 
     [status] = run_study(config, tmp_path, models={"mockllm/model": dying.model()})
     assert status.status == "failed" and status.answered == 4
     assert "provider unreachable" in (status.reason or "")
+    assert "conv-50/q005" in (status.reason or "")  # the question whose sample failed
+    # four answers, then the fifth question and its one retry (the sixth may have started
+    # while the fifth waited for its retry); the eval stops at the first sample that fails
+    assert 6 <= dying.calls <= 8
     # a failed cell is never reported, not even from its four records
     run = load_run(tmp_path)
     assert run.records == {} and run.failed[0].answered == 4
@@ -133,20 +171,30 @@ def test_interrupted_cell_fails_then_resumes(tmp_path: Path, shared_data: Path) 
 
     healthy = FailingSearcher(good=None)
     [status] = run_study(config, tmp_path, models={"mockllm/model": healthy.model()})
-    assert status.status == "complete" and status.answered == 6
+    assert status.status == "complete" and status.answered == 6 and status.reason is None
     assert healthy.calls == 2  # only the two questions without a record
+    evals = json.loads((tmp_path / "cells" / status.cell.key / "evals.json").read_text())
+    assert [(e["status"], e["samples"]) for e in evals] == [("error", 6), ("success", 2)]
+    resumed = read_eval_log(evals[1]["log"])
+    assert [s.id for s in resumed.samples or []] == ["conv-50/q005", "conv-50/q006"]
     run = load_run(tmp_path)
     [records] = run.records.values()
     assert [r.usage.input for r in records] == [500] * 6
     assert all(r.cost == 0.0 for r in records)  # mockllm is priced at zero
+    text, _ = write_report(tmp_path)
+    assert "Table 1 — correctness, locomo" in text and "provider unreachable" not in text
 
 
-def test_model_built_variant_fails_its_cell(tmp_path: Path, shared_data: Path) -> None:
+def test_a_store_that_cannot_be_built_fails_its_cell(tmp_path: Path, shared_data: Path) -> None:
+    builder = FailingSearcher(good=0)  # the management model's provider is down
     config = smoke_config(shared_data, 2, benchmarks=[
         {"name": "locomo", "conversations": ["conv-50"], "limit": 2}],
-        variants=["verbatim", "curated"], management={"models": ["openai/gpt-5.4-mini"]})
-    statuses = run_study(config, tmp_path)
+        variants=["verbatim", "curated"], management={"models": ["mockllm/model"]})
+    statuses = run_study(config, tmp_path, models={"mockllm/model": builder.model()})
     assert [s.status for s in statuses] == ["complete", "failed"]
-    assert "model-driven builder" in (statuses[1].reason or "")
+    assert "curated" in (statuses[1].reason or "")
+    assert "provider unreachable" in (statuses[1].reason or "")
+    assert statuses[1].answered == 0 and builder.calls >= 1
+    assert not (tmp_path / "cells" / statuses[1].cell.key / "evals.json").exists()  # no eval
     run = load_run(tmp_path)
     assert list(run.records) == [statuses[0].cell.key]

@@ -67,11 +67,13 @@ def run_command(
 ) -> None:
     """Run every cell of a study config (an existing run folder is resumed).
 
-    Each store is built once, every question is answered and graded, and one JSON
-    record per question is written. Exit 0 when every cell completed, 1 when some
-    failed (their reasons are printed), 2 when the config is unusable.
+    Each store is built once and each cell runs as an inspect_ai eval (logs in
+    OUT/logs, for 'inspect view'): every question without a record is answered,
+    graded and written as one JSON record. Exit 0 when every cell completed, 1 when
+    some failed (their reasons are printed; rerun to resume), 2 when the config is
+    unusable.
     """
-    from memdir.study import ConfigError, load_config, run_study
+    from memdir.study import ConfigError, load_config, log_dir, run_study
 
     try:
         config = load_config(config_path)
@@ -102,6 +104,7 @@ def run_command(
         reason = f": {s.reason}" if s.reason else ""
         console.print(escape(f"{mark:6} {s.cell.key} {s.answered}/{s.questions}{reason}"))
     console.print(escape(f"run folder: {folder}; report with: memdir study report {folder}"))
+    console.print(escape(f"transcripts: inspect view --log-dir {log_dir(folder)}"))
     if failed:
         raise typer.Exit(ExitCode.FINDINGS)
 
@@ -128,48 +131,35 @@ def report_command(
 
 
 def inspect_command(
-    config_path: Annotated[Path, typer.Argument(help="The study config (YAML).")],
-    log_dir: Annotated[
-        Path, typer.Option("--log-dir", "-l", help="Where inspect_ai writes its eval logs.")
-    ] = Path("logs"),
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Folder for the stores (default: "
-                                  "runs/<name>-inspect).")
-    ] = None,
+    run: Annotated[Path, typer.Argument(help="A run folder written by 'memdir study run'.")],
 ) -> None:
-    """Run every cell as an inspect_ai eval, to read its transcripts in 'inspect view'.
+    """Show where a run's transcripts are and how to open them in 'inspect view'.
 
-    Each question is a sample scored by token F1 (or option match); every model
-    call with its tool calls is in the sample's transcript. The study's tables
-    come from 'memdir study run'; this command is for looking at what the agent did.
-    Exit 1 when a cell could not run (its reason is printed).
+    'memdir study run' runs every cell as an inspect_ai eval and writes its logs
+    under RUN/logs (one per cell and attempt); nothing is re-run here. Lists each
+    cell's eval logs, then prints the 'inspect view' command.
     """
-    import asyncio
+    import json
 
-    from memdir.study import ConfigError, load_config, resolve_data_dir
-    from memdir.study._inspect import eval_cells
+    from memdir.study import load_run, log_dir
 
     try:
-        config = load_config(config_path)
-        data_dir = resolve_data_dir(config)
-    except ConfigError as exc:
-        fail(str(exc), "fix the config (see docs/study.md)")
-    stores = (out or Path("runs") / f"{config.name}-inspect") / "stores"
-    results = asyncio.run(eval_cells(config, data_dir, stores, log_dir))
-    skipped = 0
-    for cell, log in results:
-        if isinstance(log, str):
-            skipped += 1
-            console.print(escape(f"FAILED {cell.key}: {log}"))
-        else:
-            console.print(escape(f"{log.status:7} {cell.key}: {log.location}"))
-    console.print(escape(f"read the transcripts with: inspect view --log-dir {log_dir}"))
-    if skipped:
-        raise typer.Exit(ExitCode.FINDINGS)
+        records = load_run(run)
+    except FileNotFoundError as exc:
+        fail(str(exc), "pass a folder written by 'memdir study run'")
+    for status in records.statuses:
+        evals_path = run / "cells" / status.cell.key / "evals.json"
+        evals = json.loads(evals_path.read_text("utf-8")) if evals_path.exists() else []
+        console.print(escape(f"{status.status:8} {status.cell.key} "
+                             f"{status.answered}/{status.questions}"))
+        for attempt in evals:
+            console.print(escape(f"  {attempt['status']:9} {attempt['samples']:4} samples "
+                                 f"{attempt['log']}"))
+    console.print(escape(f"read the transcripts with: inspect view --log-dir {log_dir(run)}"))
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``study run`` and ``study report`` to the command line."""
+    """Add ``study run``, ``study report`` and ``study inspect`` to the command line."""
     study_app.command("run")(run_command)
     study_app.command("report")(report_command)
     study_app.command("inspect")(inspect_command)

@@ -1,9 +1,10 @@
 """The conversational study as configuration: cells, runs, records, reports.
 
 A YAML config expands into cells (benchmark x conversation x variant x builder
-model x search model x harness); :func:`run_study` builds each store once, asks
-every question through :func:`memdir.agents.ask`, grades it and writes one record
-per question; reports read only those records. See ``docs/study.md``.
+model x search model x harness); :func:`run_study` builds each store once and runs
+each cell as an inspect_ai eval whose samples ask the unanswered questions through
+:func:`memdir.agents.ask`, grade them and write one record per question (the eval
+logs hold the transcripts); reports read only those records. See ``docs/study.md``.
 """
 
 from memdir.study._config import (
@@ -21,7 +22,6 @@ from memdir.study._config import (
 )
 from memdir.study._diagnostics import cited_locators, replay_reads
 from memdir.study._grading import grade_answer, judge_answer
-from memdir.study._inspect import cell_task, eval_cell, eval_cells
 from memdir.study._load import RunRecords, load_run
 from memdir.study._manifest import read_manifest, write_manifest
 from memdir.study._records import (
@@ -34,7 +34,7 @@ from memdir.study._records import (
 )
 from memdir.study._report import build_tables, primary_score, write_report
 from memdir.study._roles import ASK_VARIANT, HARNESS_TOOLSET, search_role
-from memdir.study._runner import cell_dir, resolve_data_dir, run_study, run_study_async
+from memdir.study._runner import cell_dir, log_dir, resolve_data_dir, run_study, run_study_async
 from memdir.study._stats import SignTest, sign_test
 from memdir.study._stores import BuilderUnavailable, CellInput, build_store, cell_input
 
@@ -65,14 +65,12 @@ __all__ = [
     "build_tables",
     "cell_dir",
     "cell_input",
-    "cell_task",
     "cited_locators",
-    "eval_cell",
-    "eval_cells",
     "grade_answer",
     "judge_answer",
     "load_config",
     "load_run",
+    "log_dir",
     "primary_score",
     "read_manifest",
     "replay_reads",

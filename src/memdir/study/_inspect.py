@@ -1,48 +1,64 @@
-"""A study cell as an inspect_ai task, so ``inspect view`` shows its transcripts.
+"""A study cell as an inspect_ai eval: one sample per unanswered question.
 
-Each evaluated question is a sample; the solver runs the same search agent as
-:func:`memdir.study.run_study` (``memdir.agents.ask`` with the cell's prompt and
-tools) on the eval's model, so every model call, with its tool calls and tool
-results, lands in the sample's transcript. Scorers give token F1 (LoCoMo,
-REALTALK) or option match (PersonaMem). The run folder's records stay the source
-of the study's tables; the inspect log is for reading transcripts.
+The solver does the whole per-question work of the study (:meth:`CellRun.answer`:
+ask, replay the reads, grade, judge) and writes the question's record into the
+run folder; the scorer reports the record's token F1 or option match. Every model
+call the search agent (and the judge) makes runs inside the sample, so ``inspect
+view --log-dir <run>/logs`` shows each question's transcript, and the records the
+reports read are the same answers, never a second run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import Task, eval_async
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import EvalLog
-from inspect_ai.model import ModelOutput, get_model
+from inspect_ai.model import Model, ModelOutput
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.util._display import display_type_initialized, init_display_type
 
-from memdir.agents import PriceTable, ask
 from memdir.bench import Question
-from memdir.store import Store
-from memdir.study._config import Cell, StudyConfig
-from memdir.study._grading import grade_answer
-from memdir.study._roles import ASK_VARIANT, search_role
-from memdir.study._stores import BuilderUnavailable, build_store, cell_input
+from memdir.study._answer import CellRun, question_text
+from memdir.study._records import Grades
 
-__all__ = ["cell_task", "eval_cell", "eval_cells", "study_grade", "study_search"]
+__all__ = ["EVAL_SETTINGS", "cell_task", "eval_cell", "study_answer", "study_grade"]
+
+AnsweredFn = Callable[[Question], None]
+"""Called after a question's record is written."""
+
+EVAL_SETTINGS: dict[str, Any] = {
+    "fail_on_error": True,
+    "continue_on_fail": False,
+    "retry_on_error": 1,
+    "score_display": False,
+    "log_images": False,
+}
+"""How every cell's eval runs.
+
+The first sample error that survives the model's own retries and one retry of
+the whole sample stops the eval and fails the cell: a cell is complete or not
+reported. Records of questions answered before that stay on disk for the rerun.
+"""
 
 
 @solver
-def study_search(cell: Cell, config: StudyConfig, store: Store | None):  # type: ignore[no-untyped-def]
-    """Answer the sample's question from the cell's store with the eval's model."""
-    role = search_role(cell, config)
+def study_answer(run: CellRun, answered: AnsweredFn | None = None):  # type: ignore[no-untyped-def]
+    """Answer, grade and record the sample's question in the cell (the eval's whole work)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        answer = await ask(store, state.input_text, get_model(),
-                           variant=ASK_VARIANT[cell.variant], role=role)
-        state.output = ModelOutput.from_content(answer.model, answer.text)
-        state.metadata["citations"] = [c.model_dump(mode="json", exclude={"content"})
-                                       for c in answer.citations]
-        state.metadata["usage"] = answer.usage.model_dump(mode="json")
+        question = Question.model_validate(state.metadata["question"])
+        record = await run.answer(question, bool(state.metadata["judged"]))
+        run.write(record, question)
+        state.output = ModelOutput.from_content(record.episode.model, record.answer)
+        state.metadata["grades"] = record.grades.model_dump(mode="json")
         state.completed = True
+        if answered is not None:
+            answered(question)
         return state
 
     return solve
@@ -50,60 +66,47 @@ def study_search(cell: Cell, config: StudyConfig, store: Store | None):  # type:
 
 @scorer(metrics=[mean()])
 def study_grade():  # type: ignore[no-untyped-def]
-    """Token F1 against the gold answer, or exact option match for multiple choice."""
+    """The recorded grade: token F1, or 1/0 for a multiple-choice option match."""
+
     async def score(state: TaskState, target: Target) -> Score:
-        question = Question.model_validate(state.metadata["question"])
-        grades = grade_answer(question, state.output.completion)
-        value = grades.f1 if grades.f1 is not None else float(bool(grades.option_correct))
-        return Score(value=value, answer=state.output.completion,
-                     explanation="token F1" if grades.f1 is not None else "option match")
+        grades = Grades.model_validate(state.metadata["grades"])
+        if grades.f1 is not None:
+            value, how = grades.f1, "token F1"
+        else:
+            value, how = float(bool(grades.option_correct)), "option match"
+        return Score(value=value, answer=state.output.completion, explanation=how,
+                     metadata=grades.model_dump(mode="json", exclude_none=True))
 
     return score
 
 
-def _sample(question: Question) -> Sample:
-    text = question.text
-    if question.options:
-        text += "\n\nOptions:\n" + "\n".join(question.options)
-    return Sample(input=text, target=question.answer or "", id=question.id,
-                  metadata={"question": question.model_dump(mode="json")})
+def _sample(question: Question, judged: bool) -> Sample:
+    return Sample(input=question_text(question), target=question.answer or "", id=question.id,
+                  metadata={"question": question.model_dump(mode="json"), "judged": judged})
 
 
-async def cell_task(cell: Cell, config: StudyConfig, data_dir: Path, store_root: Path
-                    ) -> Task:
-    """The inspect_ai task of one cell (its store is built under ``store_root``).
+def cell_task(run: CellRun, questions: list[tuple[int, Question]],
+              answered: AnsweredFn | None = None) -> Task:
+    """The inspect_ai task of one cell, over ``(index in the cell, question)`` pairs."""
+    samples = [_sample(q, run.judged(i)) for i, q in questions]
+    return Task(dataset=MemoryDataset(samples, name=run.cell.key),
+                solver=study_answer(run, answered), scorer=study_grade(),
+                name=run.cell.key, metadata={"cell": run.cell.model_dump(mode="json")})
 
-    Raises:
-        memdir.study.BuilderUnavailable: The variant needs a model-driven builder.
+
+async def eval_cell(run: CellRun, questions: list[tuple[int, Question]], log_dir: Path,
+                    answered: AnsweredFn | None = None) -> EvalLog:
+    """Evaluate ``questions`` of the cell on its search model; the log goes to ``log_dir``.
+
+    inspect_ai's own console display is off (the caller reports progress through
+    ``answered``) unless the process chose one already.
     """
-    inputs = cell_input(cell, data_dir)
-    store, _ = await build_store(cell, inputs.conversation, store_root, config, {},
-                                 PriceTable.load(config.prices))
-    return Task(dataset=MemoryDataset([_sample(q) for q in inputs.questions], name=cell.key),
-                solver=study_search(cell, config, store), scorer=study_grade(), name=cell.key)
-
-
-async def eval_cells(config: StudyConfig, data_dir: Path, store_root: Path, log_dir: Path
-                     ) -> list[tuple[Cell, EvalLog | str]]:
-    """Run every cell of ``config`` as an inspect_ai eval; a cell that cannot run gives its reason.
-
-    Raises:
-        memdir.agents.AgentError: A model call failed after retries.
-    """
-    results: list[tuple[Cell, EvalLog | str]] = []
-    for cell in config.cells():
-        try:
-            results.append((cell, await eval_cell(cell, config, data_dir, store_root, log_dir)))
-        except BuilderUnavailable as exc:
-            results.append((cell, str(exc)))
-    return results
-
-
-async def eval_cell(cell: Cell, config: StudyConfig, data_dir: Path, store_root: Path,
-                    log_dir: Path) -> EvalLog:
-    """Run one cell as an inspect_ai eval on its search model; the log goes to ``log_dir``."""
-    task = await cell_task(cell, config, data_dir, store_root)
-    [log] = await eval_async(task, model=cell.search_model, log_dir=str(log_dir),
-                             max_samples=config.concurrency,
-                             fail_on_error=True)
+    if not display_type_initialized():
+        init_display_type("none")
+    model: Model = run.model(run.cell.search_model)
+    [log] = await eval_async(
+        cell_task(run, questions, answered), model=model, log_dir=str(log_dir),
+        max_samples=run.config.concurrency, tags=[run.config.name],
+        metadata={"study": run.config.name}, **EVAL_SETTINGS,
+    )
     return log
