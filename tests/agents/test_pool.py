@@ -82,7 +82,7 @@ def test_answers_in_input_order_and_equal_to_single_process(pool: AskPool, sampl
 def test_pool_is_reused_across_batches(pool: AskPool) -> None:
     before = pool.pids
     first = pool.ask_many(QUESTIONS[:2])
-    second = pool.ask_many(list(reversed(QUESTIONS)))
+    second = asyncio.run(pool.ask_many_async(list(reversed(QUESTIONS))))
     assert pool.pids == before and len(before) == 2
     assert [a.question for a in first] == QUESTIONS[:2]
     assert [a.question for a in second] == list(reversed(QUESTIONS))

@@ -480,7 +480,9 @@ class _WorkerState:
         try:
             answer = await ask(self.store, question, self.model, variant=self.job.variant,
                                role=self.job.role, prices=self.prices)
-        except Exception:  # noqa: BLE001  (sent to the parent, which raises PoolError)
+        except BaseException as exc:  # sent to the parent, which raises PoolError
             results.send(("error", index, traceback.format_exc().rstrip()))
+            if not isinstance(exc, Exception):
+                raise
             return
         results.send(("answer", index, answer))
