@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memdir.study import Cell, ConfigError, StudyConfig, load_config
+from memdir.study import Cell, ConfigError, StudyConfig, cell_input, load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -115,3 +115,27 @@ def test_the_config_in_the_docs_is_valid() -> None:
     cells = config.cells()
     # locomo conv-50 and a PersonaMem context at two tiers, three variants each
     assert len(cells) == 3 * 3
+
+
+def test_a_conversation_position_must_be_a_number_from_one() -> None:
+    for bad in ["#", "#0", "#two"]:
+        with pytest.raises(ValueError, match="a position is '#' and a number"):
+            _config(benchmarks=[{"name": "personamem", "conversations": [bad]}])
+
+
+def test_positions_resolve_to_the_files_conversations_in_order() -> None:
+    fixtures = Path(__file__).resolve().parents[1] / "bench" / "fixtures"
+    cell = Cell(benchmark="personamem", tier="fixture", conversation="#1", variant="verbatim",
+                builder_model=None, search_model="memdir/grep-reader", harness="center")
+    inputs = cell_input(cell, fixtures)
+    assert re.fullmatch(r"[0-9a-f]{64}", inputs.conversation.id)
+    assert inputs.questions and {q.conversation_id for q in inputs.questions} == {
+        inputs.conversation.id}
+    by_id = cell_input(cell.model_copy(update={"conversation": inputs.conversation.id}),
+                       fixtures)
+    assert by_id.questions == inputs.questions
+    second = cell_input(cell.model_copy(update={"conversation": "#2"}), fixtures)
+    assert second.conversation.id != inputs.conversation.id
+    with pytest.raises(KeyError, match="use #1 to #2 or a conversation id"):
+        cell_input(cell.model_copy(update={"conversation": "#3"}), fixtures)
+

@@ -85,10 +85,22 @@ class BenchmarkSpec(BaseModel):
 
     name: Literal["locomo", "realtalk", "personamem"]
     conversations: list[str] = Field(min_length=1)
+    """Conversation ids, or ``#n`` for the n-th conversation of the benchmark's file
+    (1-based, file order; PersonaMem contexts in order of first question), resolved when
+    the data is loaded; useful where ids are long hashes that differ between tiers."""
     tiers: list[str] = Field(default_factory=lambda: ["32k"])
     """PersonaMem context tiers (``32k``, ``128k``); ignored elsewhere."""
     limit: int | None = Field(default=None, ge=1)
     """Answer only the first ``limit`` evaluated questions per conversation (None: all)."""
+
+    @field_validator("conversations")
+    @classmethod
+    def _positions_are_numbers(cls, value: list[str]) -> list[str]:
+        for ref in value:
+            if ref.startswith("#") and not (ref[1:].isdigit() and int(ref[1:]) >= 1):
+                raise ValueError(
+                    f"conversation {ref!r}: a position is '#' and a number from 1, e.g. '#2'")
+        return value
 
     @property
     def label_tiers(self) -> list[str | None]:

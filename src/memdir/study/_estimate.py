@@ -8,6 +8,8 @@ Basis, stated in every estimate:
   its dump being about the same size (105 KB against 102 KB);
 - other searchers scale from the PersonaMem 128k ladder: gpt-5.4-nano under 1 cent
   where mini costs 2-4 (x0 to x0.5), gpt-5.4 10-19 cents (x5);
+- without the data, a cell counts the paper's questions per conversation (PersonaMem
+  32k: 32 questions over three contexts, so 11 a cell);
 - the offline policy and the mock model cost nothing;
 - closed-book, the judge and model-built stores have no reference figure and are
   left out of the total (said so in the output), never guessed.
@@ -33,8 +35,9 @@ _SCALE: dict[str, tuple[float, float]] = {
     "gpt-5.4-mini": (1.0, 1.0), "gpt-5.4-nano": (0.0, 0.5), "gpt-5.4": (5.0, 5.0),
 }
 _FREE = ("memdir/grep-reader", "mockllm/")
-_REFERENCE_QUESTIONS = {"locomo": 158, "realtalk": 85, "personamem-32k": 32,
-                        "personamem-128k": 42}
+_REFERENCE_QUESTIONS = {"locomo": (158, 1), "realtalk": (85, 1), "personamem-32k": (32, 3),
+                        "personamem-128k": (42, 1)}
+"""Questions the paper evaluated per test set, and over how many conversations."""
 BASIS = (
     "search cents/query from SPEC section 7 (gpt-5.4-mini): LoCoMo 2.1-2.5, PersonaMem 32k "
     "1.4-4.0, 128k 1.6-3.9; REALTALK takes LoCoMo's range; nano x0-0.5, gpt-5.4 x5 (searcher "
@@ -73,7 +76,8 @@ def _count(cell: Cell, data_dir: Path | None) -> tuple[int, str]:
             return len(cell_input(cell, data_dir).questions), "data"
         except (DatasetError, KeyError, FileNotFoundError):
             pass  # fall back to the paper's count, reported as such
-    count = _REFERENCE_QUESTIONS.get(cell.dataset_key, 0)
+    total, conversations = _REFERENCE_QUESTIONS.get(cell.dataset_key, (0, 1))
+    count = round(total / conversations)
     return (min(count, cell.limit) if cell.limit else count), "reference"
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "build_store",
     "cell_input",
     "dataset_hashes",
+    "resolve_conversation",
 ]
 
 
@@ -91,16 +92,32 @@ def cell_input(cell: Cell, data_dir: Path) -> CellInput:
         KeyError: The conversation is not in the benchmark.
     """
     dataset = _dataset(cell.benchmark, data_dir, cell.tier or "32k")
-    conversation = dataset.conversation(cell.conversation)
+    conversation = dataset.conversation(resolve_conversation(dataset, cell.conversation))
     if cell.benchmark == "personamem":
-        questions = terminal_questions(dataset, cell.conversation)
+        questions = terminal_questions(dataset, conversation.id)
         last = max((q.end_index or 0 for q in questions), default=0)
         conversation = personamem_prefix(conversation, last)
     else:
-        questions = dataset.questions_for(cell.conversation)
+        questions = dataset.questions_for(conversation.id)
     if cell.limit is not None:
         questions = questions[: cell.limit]
     return CellInput(conversation, questions)
+
+
+def resolve_conversation(dataset: Dataset, ref: str) -> str:
+    """The conversation id a config names: an id as is, ``#n`` the n-th of the file.
+
+    Raises:
+        KeyError: The position is past the benchmark's last conversation.
+    """
+    if not ref.startswith("#"):
+        return ref
+    position = int(ref[1:])
+    count = len(dataset.conversations)
+    if not 1 <= position <= count:
+        raise KeyError(f"{ref}: {dataset.source} holds {count} conversation(s); "
+                       f"use #1 to #{count} or a conversation id")
+    return dataset.conversations[position - 1].id
 
 
 def dataset_hashes(cells: list[Cell], data_dir: Path) -> dict[str, str]:
