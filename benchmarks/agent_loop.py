@@ -24,6 +24,7 @@ import os
 import statistics
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import (
@@ -163,20 +164,29 @@ def _pool_batch(pool: AskPool) -> float:
     return wall
 
 
-def pool_walls(repeats: int = 3) -> tuple[float, float, float]:
-    """(start-up s, first batch s, median warm batch s) of a fresh AskPool."""
-    with _pool(_bench_store()) as pool:
-        pass  # a throw-away pool: the OS caches the interpreter and imports
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pool_walls(repeats: int = 3) -> tuple[float, float, float, float]:
+    """(start-up s, first batch s, median warm batch s, worker CPU s per warm batch)."""
     pool = _pool(_bench_store())
     began = time.perf_counter()
     pool.start()
     startup = time.perf_counter() - began
     try:
         first = _pool_batch(pool)
+        cpu_before = sum(_cpu_seconds(pid) for pid in pool.pids)
         warm = statistics.median(_pool_batch(pool) for _ in range(repeats))
+        cpu = (sum(_cpu_seconds(pid) for pid in pool.pids) - cpu_before) / repeats
     finally:
         pool.close()
-    return startup, first, warm
+    return startup, first, warm, cpu
 
 
 async def bare_generate_ms(calls: int = QUESTIONS, plain: bool = False) -> float:
@@ -232,13 +242,18 @@ def main() -> None:
     print(f"inspect_ai floor: bare generate with the read set's tools {floor_ms:.2f} ms per "
           f"call, {floor:.3f} s of CPU for {QUESTIONS} questions = {floor / ideal:.2f}x "
           f"of the ideal {ideal:.3f} s, before memdir does anything")
-    startup, first, warm = pool_walls()
+    began = time.process_time()
+    startup, first, warm, worker_cpu = pool_walls()
+    parent_cpu = (time.process_time() - began) / 4
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     rows = [
         ("1 process (ask on one event loop)", wall),
         (f"{WORKERS} workers, warm pool (start-up excluded)", warm),
         (f"{WORKERS} workers, start-up + first batch", startup + first),
     ]
+    print(f"pool CPU per warm batch: workers {worker_cpu:.3f} s together "
+          f"({worker_cpu / QUESTIONS * 1000:.2f} ms per question), parent about "
+          f"{parent_cpu:.3f} s")
     print(f"{QUESTIONS} questions, {CALL_SECONDS * 1000:.0f} ms per call, concurrency "
           f"{CONCURRENCY} (pool start-up {startup:.2f} s, its first batch {first:.3f} s):")
     print(f"  {'path':<46} {'wall s':>7} {'/ideal':>7} {'/floor':>7}  target <= 1.5x ideal")
