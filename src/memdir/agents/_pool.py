@@ -452,18 +452,7 @@ class _WorkerState:
     async def serve(self, requests: Connection, results: Connection) -> None:
         loop = asyncio.get_running_loop()
         inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
-
-        def read() -> None:
-            while True:
-                try:
-                    message = requests.recv()
-                except (EOFError, OSError):
-                    message = ("stop",)
-                loop.call_soon_threadsafe(inbox.put_nowait, message)
-                if message[0] == "stop":
-                    return
-
-        threading.Thread(target=read, name="memdir-ask-inbox", daemon=True).start()
+        _listen(loop, requests, inbox)
         tasks: set[asyncio.Task[None]] = set()
         while True:
             message = await inbox.get()
@@ -486,3 +475,44 @@ class _WorkerState:
                 raise
             return
         results.send(("answer", index, answer))
+
+
+def _listen(
+    loop: asyncio.AbstractEventLoop, requests: Connection, inbox: asyncio.Queue[tuple[Any, ...]]
+) -> None:
+    """Feed the parent's messages into ``inbox``; a closed pipe reads as "stop".
+
+    The event loop watches the pipe itself where it can (no thread, so a question
+    is picked up as soon as the loop is free rather than when a reader thread
+    next gets the GIL); elsewhere a reader thread does it.
+    """
+
+    def receive() -> tuple[Any, ...]:
+        try:
+            message: tuple[Any, ...] = requests.recv()
+        except (EOFError, OSError):
+            message = ("stop",)
+        return message
+
+    def on_readable() -> None:
+        while requests.poll():
+            message = receive()
+            inbox.put_nowait(message)
+            if message[0] == "stop":
+                loop.remove_reader(requests.fileno())
+                return
+
+    try:
+        loop.add_reader(requests.fileno(), on_readable)
+        return
+    except NotImplementedError:  # e.g. the proactor loop on Windows
+        pass
+
+    def read() -> None:
+        while True:
+            message = receive()
+            loop.call_soon_threadsafe(inbox.put_nowait, message)
+            if message[0] == "stop":
+                return
+
+    threading.Thread(target=read, name="memdir-ask-inbox", daemon=True).start()
