@@ -106,6 +106,7 @@ class _Job:
 
     spec: ModelSpec
     store_root: str | None
+    store_bytes: int | None
     variant: SearchVariant
     role: RoleConfig | None
     prices: PriceTable | None
@@ -156,9 +157,11 @@ class AskPool:
         if isinstance(model, str) or model is None:
             model = ModelSpec(name=model or OFFLINE_MODEL)
         root = store.root if isinstance(store, Store) else store
+        limit = store.max_file_bytes if isinstance(store, Store) else None
         self.spec = model
         self._jobs = [
-            _Job(model, str(root) if root is not None else None, variant, role, prices, share)
+            _Job(model, str(root) if root is not None else None, limit, variant, role, prices,
+                 share)
             for share in _shares(concurrency, workers)
         ]
         self._workers: list[_Worker] = []
@@ -443,7 +446,11 @@ class _WorkerState:
         from inspect_ai.model import get_model_info
 
         model = job.spec.build(job.share)
-        store = Store(job.store_root) if job.store_root is not None else None
+        store = None
+        if job.store_root is not None and job.store_bytes is not None:
+            store = Store(job.store_root, max_file_bytes=job.store_bytes)
+        elif job.store_root is not None:
+            store = Store(job.store_root)
         # inspect_ai reads its model database on the first usage record; do it now
         # so the first batch does not pay for it.
         get_model_info(str(model))
