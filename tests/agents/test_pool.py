@@ -82,10 +82,17 @@ def test_answers_in_input_order_and_equal_to_single_process(pool: AskPool, sampl
 def test_pool_is_reused_across_batches(pool: AskPool) -> None:
     before = pool.pids
     first = pool.ask_many(QUESTIONS[:2])
-    second = asyncio.run(pool.ask_many_async(list(reversed(QUESTIONS))))
+
+
+    async def two_at_once() -> list[list[Any]]:
+        return list(await asyncio.gather(pool.ask_many_async(list(reversed(QUESTIONS))),
+                                         pool.ask_many_async(QUESTIONS[2:4])))
+
+    second, third = asyncio.run(two_at_once())
     assert pool.pids == before and len(before) == 2
     assert [a.question for a in first] == QUESTIONS[:2]
     assert [a.question for a in second] == list(reversed(QUESTIONS))
+    assert [a.question for a in third] == QUESTIONS[2:4]
     assert pool.ask_many([]) == []
 
 

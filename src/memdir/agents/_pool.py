@@ -166,6 +166,7 @@ class AskPool:
         ]
         self._workers: list[_Worker] = []
         self._broken: str | None = None
+        self._batch_lock = threading.Lock()  # one batch at a time per pool
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
     @property
@@ -219,6 +220,8 @@ class AskPool:
     def ask_many(self, questions: Sequence[str]) -> list[Answer]:
         """Answer ``questions``; the answers come back in the same order.
 
+        Batches on one pool run one after another (a second caller waits).
+
         Raises:
             PoolError: Some questions failed (each is named, with its error; the
                 other answers are attached), or a worker died (the pool is then
@@ -226,10 +229,14 @@ class AskPool:
         """
         if isinstance(questions, str):
             raise TypeError("ask_many takes a list of questions, not one string")
+        with self._batch_lock:
+            return self._run(list(questions))
+
+    def _run(self, questions: list[str]) -> list[Answer]:
         self._check_usable()
         self.start()
         try:
-            return _Batch(self._workers, list(questions)).run()
+            return _Batch(self._workers, questions).run()
         except _WorkerDied as died:
             self._broken = str(died)
             self.close()
