@@ -37,13 +37,26 @@ EVAL_SETTINGS: dict[str, Any] = {
     "retry_on_error": 1,
     "score_display": False,
     "log_images": False,
+    "ctl_server": False,
 }
 """How every cell's eval runs.
 
 The first sample error that survives the model's own retries and one retry of
 the whole sample stops the eval and fails the cell: a cell is complete or not
 reported. Records of questions answered before that stay on disk for the rerun.
+No control server (``inspect ctl``): nothing here uses it, and it costs time on
+every event.
 """
+
+
+def _realtime(model: Model) -> bool:
+    """Whether to keep inspect_ai's realtime sample buffer (live samples in ``inspect view``).
+
+    A provider call takes seconds, so the buffer's writes per event are noise and
+    watching a long paid run live is worth it. memdir's offline policies answer in
+    milliseconds; there the buffer made a cell about 1.4x slower (benchmarks/study.py).
+    """
+    return not str(model).startswith("memdir/")
 
 
 @solver
@@ -107,6 +120,6 @@ async def eval_cell(run: CellRun, questions: list[tuple[int, Question]], log_dir
     [log] = await eval_async(
         cell_task(run, questions, answered), model=model, log_dir=str(log_dir),
         max_samples=run.config.concurrency, tags=[run.config.name],
-        metadata={"study": run.config.name}, **EVAL_SETTINGS,
+        metadata={"study": run.config.name}, log_realtime=_realtime(model), **EVAL_SETTINGS,
     )
     return log
