@@ -29,7 +29,7 @@ async def test_transcript_holds_the_agents_calls_and_what_it_was_shown(
     script.assert_done()
     assert status.status == "complete" and status.answered == 2
     [attempt] = json.loads((tmp_path / "cells" / status.cell.key / "evals.json").read_text())
-    log = read_eval_log(attempt["log"])
+    log = read_eval_log(str(tmp_path / attempt["log"]))
     assert log.eval.task == status.cell.key and log.eval.model == "mockllm/model"
     assert log.eval.metadata is not None and log.eval.metadata["study"] == "smoke"
     assert log.eval.metadata["cell"] == status.cell.model_dump(mode="json")
@@ -58,7 +58,7 @@ def test_closed_book_cell_runs_without_a_store(tmp_path: Path, shared_data: Path
     script.assert_done()
     assert status.status == "complete" and status.toolset_digest is None
     [attempt] = json.loads((tmp_path / "cells" / status.cell.key / "evals.json").read_text())
-    log = read_eval_log(attempt["log"])
+    log = read_eval_log(str(tmp_path / attempt["log"]))
     for sample in log.samples or []:
         [event] = model_events(sample, "mockllm/model")
         assert event.tools == []  # closed-book: one round, no tools offered

@@ -175,7 +175,7 @@ def test_interrupted_cell_fails_then_resumes(tmp_path: Path, shared_data: Path) 
     assert healthy.calls == 2  # only the two questions without a record
     evals = json.loads((tmp_path / "cells" / status.cell.key / "evals.json").read_text())
     assert [(e["status"], e["samples"]) for e in evals] == [("error", 6), ("success", 2)]
-    resumed = read_eval_log(evals[1]["log"])
+    resumed = read_eval_log(str(tmp_path / evals[1]["log"]))
     assert [s.id for s in resumed.samples or []] == ["conv-50/q005", "conv-50/q006"]
     run = load_run(tmp_path)
     [records] = run.records.values()

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 __all__ = ["inspect_command", "register", "report_command", "run_command"]
 
+_INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+
 study_app = typer.Typer(
     name="study",
     help="Run the conversational study from a YAML config, and report on its records.",
@@ -71,7 +74,7 @@ def run_command(
     OUT/logs, for 'inspect view'): every question without a record is answered,
     graded and written as one JSON record. Exit 0 when every cell completed, 1 when
     some failed (their reasons are printed; rerun to resume), 2 when the config is
-    unusable.
+    unusable, 130 when interrupted (Ctrl-C; rerun to resume).
     """
     from memdir.study import ConfigError, load_config, log_dir, run_study
 
@@ -98,6 +101,10 @@ def run_command(
             statuses = run_study(config, folder, progress=progress)
         except (ConfigError, ValueError) as exc:
             fail(str(exc), "fix the config or choose another --out folder")
+        except KeyboardInterrupt:
+            err_console.print(escape(f"interrupted: the answered questions' records are kept "
+                                     f"in {folder}; run the same command again to resume"))
+            raise typer.Exit(_INTERRUPTED) from None
     failed = [s for s in statuses if s.status != "complete"]
     for s in statuses:
         mark = "ok" if s.status == "complete" else "FAILED"
@@ -154,7 +161,7 @@ def inspect_command(
                              f"{status.answered}/{status.questions}"))
         for attempt in evals:
             console.print(escape(f"  {attempt['status']:9} {attempt['samples']:4} samples "
-                                 f"{attempt['log']}"))
+                                 f"{run / attempt['log']}"))
     console.print(escape(f"read the transcripts with: inspect view --log-dir {log_dir(run)}"))
 
 

@@ -113,13 +113,18 @@ async def eval_cell(run: CellRun, questions: list[tuple[int, Question]], log_dir
 
     inspect_ai's own console display is off (the caller reports progress through
     ``answered``) unless the process chose one already.
+
+    Raises:
+        KeyboardInterrupt: The eval was interrupted before it wrote a log (Ctrl-C).
     """
     if not display_type_initialized():
         init_display_type("none")
     model: Model = run.model(run.cell.search_model)
-    [log] = await eval_async(
+    logs = await eval_async(
         cell_task(run, questions, answered), model=model, log_dir=str(log_dir),
         max_samples=run.config.concurrency, tags=[run.config.name],
         metadata={"study": run.config.name}, log_realtime=_realtime(model), **EVAL_SETTINGS,
     )
-    return log
+    if not logs:  # inspect_ai returns no log when Ctrl-C cancelled the eval
+        raise KeyboardInterrupt(f"the eval of {run.cell.key} was interrupted; rerun to resume")
+    return logs[0]

@@ -89,7 +89,11 @@ class _Study:
         return self.stores[cell.store_key]
 
     async def run_cell(self, cell: Cell) -> CellStatus:
-        """Answer the cell's unrecorded questions in one eval; write and return its status."""
+        """Answer the cell's unrecorded questions in one eval; write and return its status.
+
+        Raises:
+            KeyboardInterrupt: The run was interrupted; the cell's status says so first.
+        """
         folder = cell_dir(self.out, cell)
         (folder / "records").mkdir(parents=True, exist_ok=True)
         status = _previous(folder, cell)
@@ -105,17 +109,17 @@ class _Study:
                 status = status.model_copy(update={
                     "toolset_digest": run.tools.digest() if run.tools else None})
                 log = await self._eval(run, pending, len(inputs.questions))
-                _note_eval(folder, log)
+                _note_eval(self.out, folder, log)
                 status = status.model_copy(update={"reason": _eval_failure(log)})
+                if log.status == "cancelled":
+                    raise KeyboardInterrupt(status.reason)
         except _CELL_ERRORS as exc:
             status = status.model_copy(update={"reason": f"{type(exc).__name__}: {exc}"})
-        answered = sum(1 for _ in (folder / "records").glob("*.json"))
-        if status.reason is None and answered < status.questions:
-            status = status.model_copy(update={"reason": "not every question has a record"})
-        status = status.model_copy(update={
-            "answered": answered, "status": "failed" if status.reason else "complete"})
-        write_json(folder / "status.json", status.model_dump(mode="json"))
-        return status
+        except KeyboardInterrupt:
+            _finish(folder, status.model_copy(update={
+                "reason": status.reason or "interrupted; rerun to resume"}))
+            raise
+        return _finish(folder, status)
 
     async def _eval(self, run: CellRun, pending: list[tuple[int, Question]],
                     total: int) -> EvalLog:
@@ -131,6 +135,17 @@ class _Study:
                 progress(run.cell, done, total)
 
         return await eval_cell(run, pending, log_dir(self.out), answered)
+
+
+def _finish(folder: Path, status: CellStatus) -> CellStatus:
+    """Count the cell's records, settle complete or failed, and write ``status.json``."""
+    answered = sum(1 for _ in (folder / "records").glob("*.json"))
+    if status.reason is None and answered < status.questions:
+        status = status.model_copy(update={"reason": "not every question has a record"})
+    status = status.model_copy(update={
+        "answered": answered, "status": "failed" if status.reason else "complete"})
+    write_json(folder / "status.json", status.model_dump(mode="json"))
+    return status
 
 
 def _previous(folder: Path, cell: Cell) -> CellStatus:
@@ -152,12 +167,18 @@ def _eval_failure(log: EvalLog) -> str | None:
     return f"the eval {log.status} ({where}{message}); log {log.location}"
 
 
-def _note_eval(folder: Path, log: EvalLog) -> None:
-    """Append the eval's log file to the cell's ``evals.json`` (one entry per attempt)."""
+def _note_eval(out: Path, folder: Path, log: EvalLog) -> None:
+    """Append the eval's log file to the cell's ``evals.json`` (one entry per attempt).
+
+    The path is relative to the run folder, so a moved or copied run still finds it.
+    """
+    location = Path(log.location).absolute()
+    if location.is_relative_to(out.absolute()):
+        location = location.relative_to(out.absolute())
     path = folder / "evals.json"
     evals: list[dict[str, Any]] = (json.loads(path.read_text("utf-8")) if path.exists()
                                    else [])
-    evals.append({"log": log.location, "status": log.status,
+    evals.append({"log": str(location), "status": log.status,
                   "samples": len(log.eval.dataset.sample_ids or []),
                   "started": log.stats.started_at, "completed": log.stats.completed_at})
     write_json(path, evals)
