@@ -20,6 +20,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import Model, ModelOutput
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.util import display_type
 from inspect_ai.util._display import display_type_initialized, init_display_type
 
 from memdir.bench import Question
@@ -111,20 +112,25 @@ async def eval_cell(run: CellRun, questions: list[tuple[int, Question]], log_dir
                     answered: AnsweredFn | None = None) -> EvalLog:
     """Evaluate ``questions`` of the cell on its search model; the log goes to ``log_dir``.
 
-    inspect_ai's own console display is off (the caller reports progress through
-    ``answered``) unless the process chose one already.
+    inspect_ai's own console display is off during the eval (the caller reports
+    progress through ``answered``); whatever display the process had is restored.
 
     Raises:
         KeyboardInterrupt: The eval was interrupted before it wrote a log (Ctrl-C).
     """
-    if not display_type_initialized():
-        init_display_type("none")
     model: Model = run.model(run.cell.search_model)
-    logs = await eval_async(
-        cell_task(run, questions, answered), model=model, log_dir=str(log_dir),
-        max_samples=run.config.concurrency, tags=[run.config.name],
-        metadata={"study": run.config.name}, log_realtime=_realtime(model), **EVAL_SETTINGS,
-    )
+    previous = display_type() if display_type_initialized() else None
+    init_display_type("none")
+    try:
+        logs = await eval_async(
+            cell_task(run, questions, answered), model=model, log_dir=str(log_dir),
+            max_samples=run.config.concurrency, tags=[run.config.name],
+            metadata={"study": run.config.name}, log_realtime=_realtime(model),
+            **EVAL_SETTINGS,
+        )
+    finally:
+        if previous is not None:
+            init_display_type(previous)
     if not logs:  # inspect_ai returns no log when Ctrl-C cancelled the eval
         raise KeyboardInterrupt(f"the eval of {run.cell.key} was interrupted; rerun to resume")
     return logs[0]
