@@ -33,6 +33,8 @@ async def test_transcript_holds_the_agents_calls_and_what_it_was_shown(
     assert log.eval.task == status.cell.key and log.eval.model == "mockllm/model"
     assert log.eval.metadata is not None and log.eval.metadata["study"] == "smoke"
     assert log.eval.metadata["cell"] == status.cell.model_dump(mode="json")
+    assert log.eval.metadata["search_role"]["prompt"] == "search-flat"
+    assert log.eval.metadata["toolset_digest"] == status.toolset_digest
     first, second = sorted((resolve_sample_attachments(s) for s in log.samples or []),
                            key=lambda s: str(s.id))
     events = model_events(first, "mockllm/model")

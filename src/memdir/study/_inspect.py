@@ -105,7 +105,10 @@ def cell_task(run: CellRun, questions: list[tuple[int, Question]],
     samples = [_sample(q, run.judged(i)) for i, q in questions]
     return Task(dataset=MemoryDataset(samples, name=run.cell.key),
                 solver=study_answer(run, answered), scorer=study_grade(),
-                name=run.cell.key, metadata={"cell": run.cell.model_dump(mode="json")})
+                name=run.cell.key,
+                metadata={"cell": run.cell.model_dump(mode="json"),
+                          "search_role": run.role.model_dump(mode="json"),
+                          "toolset_digest": run.tools.digest() if run.tools else None})
 
 
 async def eval_cell(run: CellRun, questions: list[tuple[int, Question]], log_dir: Path,
