@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -185,3 +186,9 @@ async def test_cached_declarations_record_each_tool_sets_own_digest(store: Store
                             make_toolset("write", store))
     assert third.record.toolset_digest == make_toolset("write", other).digest()
     assert third.record.toolset_digest != first.record.toolset_digest
+
+
+def test_a_declaration_listed_twice_is_copied_once(store: Store) -> None:
+    view = tool_infos(make_toolset("read", store))[0]
+    pair = copy.deepcopy([view, view])
+    assert pair[0] is pair[1] and pair[0] is not view and pair[0] == view

@@ -74,7 +74,10 @@ class _Declaration(ToolInfo):
     """
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> _Declaration:
-        return type(self).model_validate(self.model_dump(exclude_unset=True))
+        copied = type(self).model_validate(self.model_dump(exclude_unset=True))
+        if memo is not None:
+            memo[id(self)] = copied  # copied once even if it appears twice
+        return copied
 
 
 def _build_infos(tools: ToolSet) -> list[ToolInfo]:
