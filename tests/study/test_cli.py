@@ -17,10 +17,10 @@ def test_dry_run_lists_cells_and_estimates_without_a_call(tmp_path: Path) -> Non
     result = runner.invoke(app, ["study", "run", str(CONFIGS / "main-grid.yaml"), "--dry-run",
                                  "--out", str(tmp_path / "never")])
     assert result.exit_code == 0, result.output
-    assert "main-grid: 28 cells (dry run, no API call)" in result.output
+    assert "main-grid: 42 cells (dry run, no API call)" in result.output
     assert "basis: search cents/query from SPEC section 7" in result.output
     assert "curated built by openai/gpt-5.4-mini" in result.output
-    assert "4 cells not estimated" in result.output  # closed-book has no reference figure
+    assert "6 cells not estimated" in result.output  # closed-book has no reference figure
     assert not (tmp_path / "never").exists()
 
 

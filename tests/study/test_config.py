@@ -27,8 +27,9 @@ def _config(**changes: object) -> StudyConfig:
 def test_main_grid_is_every_variant_on_every_test_set() -> None:
     config = load_config(CONFIGS / "main-grid.yaml")
     cells = config.cells()
-    # LoCoMo, REALTALK, PersonaMem 32k and 128k x 7 variants, one model in every role.
-    assert len(cells) == 4 * 7
+    # LoCoMo, REALTALK, three PersonaMem 32k contexts and one 128k context x 7 variants,
+    # one model in every role.
+    assert len(cells) == 6 * 7
     assert {c.dataset_key for c in cells} == {"locomo", "realtalk", "personamem-32k",
                                               "personamem-128k"}
     assert {c.search_model for c in cells} == {"openai/gpt-5.4-mini"}
@@ -139,3 +140,9 @@ def test_positions_resolve_to_the_files_conversations_in_order() -> None:
     with pytest.raises(KeyError, match="use #1 to #2 or a conversation id"):
         cell_input(cell.model_copy(update={"conversation": "#3"}), fixtures)
 
+
+
+def test_main_grid_names_personamem_contexts_by_position_per_tier() -> None:
+    cells = load_config(CONFIGS / "main-grid.yaml").cells()
+    personamem = {(c.tier, c.conversation) for c in cells if c.benchmark == "personamem"}
+    assert personamem == {("32k", "#1"), ("32k", "#2"), ("32k", "#3"), ("128k", "#1")}

@@ -36,7 +36,14 @@ from memdir.study._report import build_tables, primary_score, write_report
 from memdir.study._roles import ASK_VARIANT, HARNESS_TOOLSET, search_role
 from memdir.study._runner import cell_dir, log_dir, resolve_data_dir, run_study, run_study_async
 from memdir.study._stats import SignTest, sign_test
-from memdir.study._stores import BuilderUnavailable, CellInput, build_store, cell_input
+from memdir.study._stores import (
+    BuilderUnavailable,
+    CellInput,
+    StoreBuildFailed,
+    build_store,
+    cell_input,
+    resolve_conversation,
+)
 
 __all__ = [
     "ASK_VARIANT",
@@ -47,6 +54,7 @@ __all__ = [
     "VARIANTS",
     "BenchmarkSpec",
     "BuilderUnavailable",
+    "StoreBuildFailed",
     "Cell",
     "CellInput",
     "CellStatus",
@@ -74,6 +82,7 @@ __all__ = [
     "primary_score",
     "read_manifest",
     "replay_reads",
+    "resolve_conversation",
     "resolve_data_dir",
     "run_study",
     "run_study_async",
