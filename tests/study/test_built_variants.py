@@ -151,6 +151,9 @@ def test_table3_shows_build_tokens_and_dollars(built_run: tuple[Path, Builder, S
     assert float(rows["foldered"]["build $"]) == pytest.approx(2 * 120e-6)
     assert int(rows["reorganized-preserve"]["build in tok"]) == 300
     assert int(rows["reorganized-preserve"]["build out tok"]) == 30
+    # every builder model call is kept, so each build gets its compute bounds
+    for row in rows.values():
+        assert float(row["build ceiling"]) >= float(row["build floor"]) > 0
 
 
 def test_a_second_run_reuses_the_cached_builds(built_run: tuple[Path, Builder, StudyConfig]

@@ -62,6 +62,9 @@ class UnitRecord(BaseModel):
     """Whether the unit changed the store (a pass that did not ends a reorganization)."""
     summary: str = ""
     """The agent's final reply."""
+    episode: EpisodeRecord | None = None
+    """Every model call of the unit (role, round, tool calls, stop reason, latency,
+    usage), for compute bounds and audits; None in records written before it was kept."""
 
     @classmethod
     def from_episode(cls, kind: Literal["chunk", "pass", "episode"], index: int, label: str,
@@ -73,6 +76,7 @@ class UnitRecord(BaseModel):
             rounds=episode.rounds, tool_calls=episode.tool_call_count,
             tool_errors=episode.tool_errors, budget_exhausted=episode.budget_exhausted,
             wall_seconds=episode.wall_s, changed=changed, summary=episode.final_text,
+            episode=episode,
         )
 
 

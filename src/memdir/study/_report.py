@@ -2,7 +2,8 @@
 
 Table 1 correctness per benchmark and variant (per category, with and without
 the defective-gold items, judge and attribution where judged); Table 2 search
-effort and cost per query, with compute bounds per cell; Table 3 build cost and
+effort and cost per query, with compute bounds per cell; Table 3 build cost (with
+the build's compute bounds where its model calls were kept) and
 store profile; paired sign tests; retrieval diagnostics.
 """
 
@@ -12,8 +13,9 @@ from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
 from statistics import mean
+from typing import Any
 
-from memdir.agents import cell_bounds
+from memdir.agents import ComputeBounds, EpisodeRecord, cell_bounds
 from memdir.study._load import RunRecords, load_run
 from memdir.study._records import CellStatus, QuestionRecord
 from memdir.study._stats import sign_test
@@ -114,22 +116,37 @@ def table_stores(run: RunRecords) -> Table:
     table = Table("table3", "Table 3 — build cost and store profile",
                   ["store", "variant", "files", "bytes", "folders", "sections",
                    "mean leaf depth", "max depth", "build calls", "build in tok",
-                   "build cached tok", "build out tok", "build $", "build s"], digits=2,
+                   "build cached tok", "build out tok", "build $", "build s",
+                   "build ceiling", "build floor", "build realized %"], digits=2,
                   notes=["profile from memdir.metrics.measure_store; build figures from the "
                          "builder's BuildRecord",
                          "model-built stores: tokens and dollars of the whole build (chunks or "
                          "passes), also when this run reused it from the build cache; "
-                         "in tok counts cached input too"])
+                         "in tok counts cached input too",
+                         "build ceiling/floor: compute bounds in tokens over the build's "
+                         "model calls (memdir.agents.cell_bounds); — where none were kept"])
     for info in run.stores.values():
         build, p = info.build or {}, info.profile
         usage = build.get("usage") or {}
         cost = info.build_cost if info.build_cost is not None else build.get("cost")
+        bounds = _build_bounds(build)
         table.rows.append([
             info.key, info.variant, len(build.get("files", [])), build.get("bytes"),
             p.get("folders"), p.get("sections"), p.get("mean_leaf_depth"), p.get("max_depth"),
             build.get("model_calls"), build.get("input_tokens"), usage.get("cached_input"),
-            build.get("output_tokens"), cost, build.get("wall_seconds")])
+            build.get("output_tokens"), cost, build.get("wall_seconds"),
+            *((bounds.ceiling, bounds.floor,
+               None if bounds.realized is None else 100 * bounds.realized)
+              if bounds is not None else (None, None, None))])
     return table
+
+
+def _build_bounds(build: dict[str, Any]) -> ComputeBounds | None:
+    """Compute bounds over a model-built store's kept model calls; None if it kept none."""
+    episodes = [u["episode"] for u in build.get("units", []) if u.get("episode")]
+    if not episodes:
+        return None
+    return cell_bounds(EpisodeRecord.model_validate(e) for e in episodes)
 
 
 def _wrong(record: QuestionRecord) -> bool:
