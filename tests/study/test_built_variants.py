@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model, ModelOutput, get_model
 
 from memdir.store import Frontmatter, render_file
 from memdir.study import StudyConfig, load_run, run_study, write_report
 from scripted import calls, text
 
-from .helpers import OFFLINE, SHARED_DATA
+from .helpers import OFFLINE, SHARED_DATA, model_events
 
 VARIANTS = ["foldered", "reorganized-preserve", "curated"]
 PRICES = "mockllm/model:\n  input: 1.0\n  cached_input: 0.1\n  output: 2.0\n"
@@ -186,3 +187,21 @@ def test_a_failed_build_fails_its_cell_and_the_rerun_resumes_it(tmp_path: Path) 
     chunks = len(record["units"])
     assert working.calls["curate"] == 2 * (chunks - 2)  # chunks 1 and 2 were not redone
     assert [u["index"] for u in record["units"]] == list(range(1, chunks + 1))
+
+
+def test_each_build_is_a_transcript_in_the_runs_logs(built_run: tuple[Path, Builder, StudyConfig]
+                                                     ) -> None:
+    tmp, builder, _ = built_run
+    logs = {}
+    for path in (tmp / "run" / "logs").glob("*.eval"):
+        log = read_eval_log(str(path))
+        if log.eval.task.startswith("build__"):
+            logs[log.eval.metadata["variant"]] = log  # type: ignore[index]
+    assert set(logs) == set(VARIANTS)
+    run = load_run(tmp / "run")
+    for info in run.stores.values():
+        log = logs[info.variant]
+        assert log.status == "success" and log.samples is not None
+        [sample] = log.samples
+        # every model call the build recorded is in the build's transcript
+        assert len(model_events(sample, "mockllm/model")) == (info.build or {})["model_calls"]

@@ -20,11 +20,10 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import Model, ModelOutput
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
-from inspect_ai.util import display_type
-from inspect_ai.util._display import display_type_initialized, init_display_type
 
 from memdir.bench import Question
 from memdir.study._answer import CellRun, question_text
+from memdir.study._evals import quiet_display
 from memdir.study._records import Grades
 
 __all__ = ["EVAL_SETTINGS", "cell_task", "eval_cell", "study_answer", "study_grade"]
@@ -122,18 +121,13 @@ async def eval_cell(run: CellRun, questions: list[tuple[int, Question]], log_dir
         KeyboardInterrupt: The eval was interrupted before it wrote a log (Ctrl-C).
     """
     model: Model = run.model(run.cell.search_model)
-    previous = display_type() if display_type_initialized() else None
-    init_display_type("none")
-    try:
+    with quiet_display():
         logs = await eval_async(
             cell_task(run, questions, answered), model=model, log_dir=str(log_dir),
             max_samples=run.config.concurrency, tags=[run.config.name],
             metadata={"study": run.config.name}, log_realtime=_realtime(model),
             **EVAL_SETTINGS,
         )
-    finally:
-        if previous is not None:
-            init_display_type(previous)
     if not logs:  # inspect_ai returns no log when Ctrl-C cancelled the eval
         raise KeyboardInterrupt(f"the eval of {run.cell.key} was interrupted; rerun to resume")
     return logs[0]

@@ -83,7 +83,7 @@ class _Study:
         if cell.store_key not in self.stores:
             root = self.out / "stores"
             store, info = await build_store(cell, conversation, root, self.config,
-                                            self.models, self.prices)
+                                            self.models, self.prices, log_dir=log_dir(self.out))
             write_json(root / f"{cell.store_key}.json", info.model_dump(mode="json"))
             self.stores[cell.store_key] = store
         return self.stores[cell.store_key]

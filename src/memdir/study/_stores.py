@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,6 +35,7 @@ from memdir.bench import (
 from memdir.builders import (
     BuildError,
     BuildRecord,
+    BuiltStore,
     build_chunk_store,
     build_closed_book,
     build_model_variant,
@@ -44,6 +45,7 @@ from memdir.metrics import measure_store
 from memdir.store import Store
 from memdir.store.history import HistoryError
 from memdir.study._config import BUILT_VARIANTS, Cell, StudyConfig
+from memdir.study._evals import EvalFailed, eval_build
 from memdir.study._records import StoreInfo
 
 __all__ = [
@@ -142,7 +144,8 @@ def _sha256(path: Path) -> str:
 
 async def build_store(cell: Cell, conversation: Conversation, root: Path,
                       config: StudyConfig, models: Mapping[str, Model],
-                      prices: PriceTable) -> tuple[Store | None, StoreInfo]:
+                      prices: PriceTable, *, log_dir: Path | None = None
+                      ) -> tuple[Store | None, StoreInfo]:
     """Build the cell's store under ``root/<store key>``.
 
     Args:
@@ -152,13 +155,16 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
         config: The study (chunk budget, seed, the management role's settings).
         models: Configured models to use for some model names (scripted ones in tests).
         prices: The price table for the build's cost.
+        log_dir: If given, a model-built store is built inside an inspect_ai eval
+            logged there, so ``inspect view`` shows the build's transcript.
 
     Raises:
         StoreBuildFailed: A model-built variant's build failed.
         BuilderUnavailable: A model-built variant has no builder model.
     """
     if cell.variant in BUILT_VARIANTS:
-        return await _build_with_model(cell, conversation, root, config, models, prices)
+        return await _build_with_model(cell, conversation, root, config, models, prices,
+                                       log_dir)
     if cell.variant == "closed-book":
         record = build_closed_book(conversation)
         return None, StoreInfo(key=cell.store_key, variant=cell.variant, path=None,
@@ -179,22 +185,30 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
 
 async def _build_with_model(cell: Cell, conversation: Conversation, root: Path,
                             config: StudyConfig, models: Mapping[str, Model],
-                            prices: PriceTable) -> tuple[Store, StoreInfo]:
+                            prices: PriceTable, log_dir: Path | None) -> tuple[Store, StoreInfo]:
     if cell.builder_model is None:
         raise BuilderUnavailable(f"the {cell.variant} store needs a builder model; add a "
                                  "'management: {models: [...]}' section to the config")
     settings = config.management
-    try:
-        built = await build_model_variant(
-            cell.variant, conversation, config.build_cache or root,
-            models.get(cell.builder_model, cell.builder_model),
+    model = models.get(cell.builder_model, cell.builder_model)
+
+    def build() -> Awaitable[BuiltStore]:
+        return build_model_variant(
+            cell.variant, conversation, config.build_cache or root, model,
             max_rounds=settings.max_rounds if settings else None,
             max_tokens=settings.max_tokens if settings else None,
             effort=settings.effort if settings else None,
             chunk_tokens=config.chunk_tokens, max_passes=config.reorganize_passes,
             prices=prices,
         )
-    except (BuildError, HistoryError) as exc:
+
+    try:
+        if log_dir is None:
+            built = await build()
+        else:
+            built = await eval_build(f"build__{cell.store_key}", model, log_dir, build,
+                                     {"store": cell.store_key, "variant": cell.variant})
+    except (BuildError, HistoryError, EvalFailed) as exc:
         raise StoreBuildFailed(f"building the {cell.variant} store with "
                                f"{cell.builder_model} failed: {exc}") from exc
     record = built.record
