@@ -4,7 +4,8 @@ Table 1 correctness per benchmark and variant (per category, with and without
 the defective-gold items, judge and attribution where judged); Table 2 search
 effort and cost per query, with compute bounds per cell; Table 3 build cost (with
 the build's compute bounds where its model calls were kept) and
-store profile; paired sign tests; retrieval diagnostics.
+store profile; ladder grids (builder x searcher) where a role had several models;
+paired sign tests; retrieval diagnostics.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from statistics import mean
 from typing import Any
 
 from memdir.agents import ComputeBounds, EpisodeRecord, cell_bounds
+from memdir.study._ladders import table_ladders
 from memdir.study._load import RunRecords, load_run
 from memdir.study._records import CellStatus, QuestionRecord
 from memdir.study._stats import sign_test
@@ -226,7 +228,8 @@ def _failed(run: RunRecords) -> Table:
 def build_tables(run: RunRecords) -> list[Table]:
     """Every table of the report, in order."""
     return [*table_correctness(run), table_effort(run), table_stores(run),
-            table_diagnostics(run), table_sign_tests(run), _failed(run)]
+            *table_ladders(run, primary_score), table_diagnostics(run),
+            table_sign_tests(run), _failed(run)]
 
 
 def write_report(folder: str | Path, fmt: str = "md") -> tuple[str, list[Path]]:

@@ -1,0 +1,79 @@
+"""Ladder grids: one table per store form where more than one model held a role.
+
+The builder ladder varies the management model, the searcher ladder the search
+model, and a config may vary both (every search model reads every store). A grid
+has a row per builder model and, per search model, the score and the search
+cost per query, pooled over the questions of every complete cell with that pair
+on the same benchmark, variant and harness (so PersonaMem 32k's three contexts
+make one figure, as in the paper's ladders).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from statistics import mean
+
+from memdir.study._load import RunRecords
+from memdir.study._records import CellStatus, QuestionRecord
+from memdir.study._tables import Table
+
+__all__ = ["ScoreFn", "table_ladders"]
+
+ScoreFn = Callable[[QuestionRecord], float | None]
+
+_NONE = "—"
+
+
+def _group(status: CellStatus) -> tuple[str, str, str]:
+    return status.cell.dataset_key, status.cell.variant, status.cell.harness
+
+
+def _score(records: list[QuestionRecord], score: ScoreFn) -> float | None:
+    scores = [s for r in records if (s := score(r)) is not None]
+    return 100 * mean(scores) if scores else None
+
+
+def _cents(records: list[QuestionRecord]) -> float | None:
+    if not records or any(r.cost is None for r in records):
+        return None
+    return 100 * mean(r.cost or 0.0 for r in records)
+
+
+def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
+    """A grid (builder x searcher) for each benchmark, variant and harness with a ladder.
+
+    Args:
+        run: The run's records.
+        score: A question's score in [0, 1] (the report's Table 1 rule), None if ungraded.
+    """
+    groups: dict[tuple[str, str, str], list[CellStatus]] = defaultdict(list)
+    for status in run.complete:
+        groups[_group(status)].append(status)
+    tables = []
+    for (dataset, variant, harness), statuses in groups.items():
+        builders = sorted({s.cell.builder_model or _NONE for s in statuses})
+        searchers = sorted({s.cell.search_model for s in statuses})
+        if len(builders) * len(searchers) < 2:
+            continue
+        pooled: dict[tuple[str, str], list[QuestionRecord]] = defaultdict(list)
+        for s in statuses:
+            pooled[(s.cell.builder_model or _NONE, s.cell.search_model)].extend(
+                run.records[s.cell.key])
+        suffix = "" if harness == "center" else f", {harness}"
+        table = Table(
+            f"ladder-{dataset}-{variant}-{harness}".replace("+", "-"),
+            f"Ladder — {dataset}, {variant}{suffix}",
+            ["builder", *(f"{col} {m}" for m in searchers for col in ("score", "cents/q"))],
+            notes=["rows: builder model; per search model the score (as in Table 1) and the "
+                   "search cents per query, pooled over the questions of the complete cells "
+                   "of that pair; — where the pair has no complete cell or a price is "
+                   "unknown"])
+        for builder in builders:
+            row: list[str | float | int | None] = [builder]
+            for searcher in searchers:
+                records = pooled.get((builder, searcher), [])
+                row.extend([_score(records, score), _cents(records)])
+            table.rows.append(row)
+        tables.append(table)
+    return tables
