@@ -2,19 +2,24 @@
 
 Nothing else in memdir reads the environment; code that needs a setting takes
 it as an argument, and the command line fills those from :func:`get_settings`.
+Config files (a study, a skills run) are read by :func:`load_yaml_model`.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import Field, SecretStr
+import yaml
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memdir.store import DEFAULT_MAX_FILE_BYTES
 
-__all__ = ["Settings", "get_settings"]
+__all__ = ["Settings", "get_settings", "load_yaml_model"]
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class Settings(BaseSettings):
@@ -46,3 +51,35 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """The settings of this process (read once)."""
     return Settings()
+
+
+def load_yaml_model(path: str | Path, model: type[M], what: str,
+                    error: type[ValueError] = ValueError) -> M:
+    """Read a YAML file of settings into ``model``.
+
+    Args:
+        path: The file.
+        model: The pydantic model the settings must fit.
+        what: What the file is, for messages (e.g. ``study config``).
+        error: The exception to raise (a ``ValueError`` subclass).
+
+    Raises:
+        ValueError: (``error``) The file cannot be read, is not YAML, is not a
+            mapping, or does not fit ``model``; the message names the file and
+            every problem.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: the {what} must be a mapping of settings")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or what}: {e['msg']}"
+                             for e in exc.errors())
+        raise error(f"{path}: not a valid {what}: {problems}") from None

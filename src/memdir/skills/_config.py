@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from memdir.config import load_yaml_model
 from memdir.skills._variants import VariantName
 
 __all__ = ["EXPERT", "Cell", "Protocol", "RunConfig", "load_config"]
@@ -105,15 +105,4 @@ def load_config(path: Path) -> RunConfig:
     Raises:
         ValueError: the file is unreadable, not YAML, or does not fit :class:`RunConfig`.
     """
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read the run config {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path} is not valid YAML: {exc}") from None
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}"
-                             for e in exc.errors())
-        raise ValueError(f"{path} is not a valid skills run config: {problems}") from None
+    return load_yaml_model(path, RunConfig, "skills run config")

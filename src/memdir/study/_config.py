@@ -13,8 +13,9 @@ from itertools import product
 from pathlib import Path
 from typing import Literal, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from memdir.config import load_yaml_model
 
 __all__ = [
     "BUILT_VARIANTS",
@@ -214,16 +215,4 @@ def load_config(path: str | Path) -> StudyConfig:
     Raises:
         ConfigError: The file is missing, not YAML, or not a valid config.
     """
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the config must be a mapping of settings")
-    try:
-        return StudyConfig.model_validate(data)
-    except ValueError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    return load_yaml_model(path, StudyConfig, "study config", ConfigError)
