@@ -7,10 +7,10 @@ import io
 from pathlib import Path
 
 import pytest
+from skill_runs import write_cell
 
 from memdir.agents import CallRecord, EpisodeRecord, Usage
 from memdir.skills import Cell, StepRecord, build_report
-from memdir.store import atomic_write
 
 MINI = "openai/gpt-5.4-mini"
 
@@ -21,14 +21,6 @@ def episode(role: str, model: str, uncached: int, cached: int, output: int) -> E
                                                  output=output))
     return EpisodeRecord(role=role, model=model, prompt_name=role, prompt_hash="h",
                          max_rounds=5, calls=[call])
-
-
-def write_cell(run: Path, cell: Cell, steps: list[StepRecord]) -> None:
-    folder = run / cell.id
-    atomic_write(folder / "cell.json", cell.model_dump_json().encode())
-    for step in steps:
-        atomic_write(folder / "full" / "steps" / f"{step.position:03d}.json",
-                     step.model_dump_json().encode())
 
 
 def test_costs_per_role_and_per_solved_task(tmp_path: Path) -> None:

@@ -9,9 +9,10 @@ import csv
 import io
 from pathlib import Path
 
+from skill_runs import write_cell
+
 from memdir.agents import CallRecord, EpisodeRecord, Usage
 from memdir.skills import Cell, StepRecord, build_report
-from memdir.store import atomic_write
 
 MINI = "openai/gpt-5.4-mini"
 
@@ -21,14 +22,6 @@ def episode(role: str, *calls: Usage) -> EpisodeRecord:
                           latency_s=0.1, usage=usage) for i, usage in enumerate(calls, 1)]
     return EpisodeRecord(role=role, model=MINI, prompt_name=role, prompt_hash="h",
                          max_rounds=5, calls=records)
-
-
-def write_cell(run: Path, cell: Cell, steps: list[StepRecord]) -> None:
-    folder = run / cell.id
-    atomic_write(folder / "cell.json", cell.model_dump_json().encode())
-    for step in steps:
-        atomic_write(folder / "full" / "steps" / f"{step.position:03d}.json",
-                     step.model_dump_json().encode())
 
 
 # Task 0, execution, three calls (context c_r = uncached + cached + cache_write):
