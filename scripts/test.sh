@@ -9,6 +9,12 @@ uv sync --locked --extra alfworld
 if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq bubblewrap
 fi
+# The MCP Inspector (the MCP project's reference client) checks `memdir serve` in
+# tests/server/test_inspector.py; those tests skip where npm is missing.
+if command -v npm >/dev/null 2>&1 && [ ! -x .cache/mcp-inspector/node_modules/.bin/mcp-inspector ]; then
+  npm install --silent --no-audit --no-fund --prefix .cache/mcp-inspector \
+    @modelcontextprotocol/inspector@2.12.0
+fi
 uv run --no-sync ruff check .
 uv run --no-sync mypy
 uv run --no-sync pytest "$@"

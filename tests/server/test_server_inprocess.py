@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from memdir.sample import build_sample_store
 from memdir.server import build_server, is_loopback, tool_declarations
@@ -53,6 +55,19 @@ async def test_calls_go_through_the_toolset(sample: Store) -> None:
             wrong = await client.call_tool("view", {"path": "/memories/../secret.md"})
             assert wrong.is_error
             assert wrong.content[0].text.startswith("Error:")  # type: ignore[union-attr]
+
+
+async def test_an_unknown_tool_is_a_protocol_error(sample: Store) -> None:
+    # MCP: an unknown tool is JSON-RPC -32602, not a tool result with isError.
+    toolset = make_toolset("read", sample)
+    with anyio.fail_after(30):
+        async with Client(build_server(toolset)) as client:
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("delete", {"path": "/memories/people/maya.md"})
+    assert raised.value.code == types.INVALID_PARAMS == -32602
+    assert "'delete'" in raised.value.message
+    assert "view, grep, toc, section_read" in raised.value.message
+    assert (sample.root / "people" / "maya.md").exists()
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
 from memdir.cli import app
@@ -63,9 +64,11 @@ async def test_stdio_read_set(store_dir: Path) -> None:
             missing = await client.call_tool("view", {"path": "/memories/nobody.md"})
             assert missing.is_error
             assert "does not exist" in _text(missing)
-            write = await client.call_tool("create", {"path": "/memories/z.md", "file_text": "x"})
-            assert write.is_error
-            assert "no tool named 'create'" in _text(write)
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("create", {"path": "/memories/z.md", "file_text": "x"})
+            assert unknown.value.code == types.INVALID_PARAMS
+            assert "'create'" in unknown.value.message
+            assert "view, grep, toc, section_read" in unknown.value.message
     assert not (store_dir / "z.md").exists()
 
 
@@ -142,6 +145,9 @@ async def test_http_requires_the_token(http_server: tuple[str, str]) -> None:
                 toc = await client.call_tool("toc", {"path": "/memories/people/maya.md"})
                 assert not toc.is_error
                 assert "## Home" in _text(toc)
+                with pytest.raises(MCPError) as unknown:
+                    await client.call_tool("delete", {"path": "/memories/people/maya.md"})
+                assert unknown.value.code == types.INVALID_PARAMS
 
 
 def test_http_refuses_a_public_address(store_dir: Path) -> None:

@@ -3,8 +3,10 @@
 Every tool of the set is declared with its own name, description and JSON
 schema, and with annotations that say truthfully what it does to the store.
 Each call is run by :meth:`memdir.tools.ToolSet.call`, the same path an agent's
-call takes; a mistake the model can fix comes back as a tool result with
-``isError`` set, never as a protocol error.
+call takes; a mistake the model can fix (a bad path, a missing file, a wrong
+argument) comes back as a tool result with ``isError`` set. A call of a tool the
+server does not offer is a protocol error instead, as the MCP specification asks:
+JSON-RPC ``-32602`` (invalid params), its message naming the tools there are.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from memdir.tools import ToolSet, ToolSpec
 
@@ -84,6 +87,12 @@ def build_server(toolset: ToolSet, *, name: str = SERVER_NAME) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if params.name not in toolset.tools:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool: {params.name!r}. This server offers: "
+                f"{', '.join(toolset.tools)}.",
+            )
         result = await toolset.call(params.name, params.arguments or {})
         return types.CallToolResult(
             content=[types.TextContent(text=result.content)], is_error=result.is_error
