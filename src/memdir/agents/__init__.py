@@ -25,7 +25,13 @@ from memdir.agents._offline import BASELINE_LABEL
 from memdir.agents._pool import AskPool, ModelSpec, PoolError, ask_many
 from memdir.agents._prices import ModelPrice, PriceTable
 from memdir.agents._prompts import Prompt, load_prompt, prompt_blocks, prompt_names
-from memdir.agents._records import SCHEMA_VERSION, CallRecord, EpisodeRecord, ToolCallRecord
+from memdir.agents._records import (
+    RESULT_CHARS,
+    SCHEMA_VERSION,
+    CallRecord,
+    EpisodeRecord,
+    ToolCallRecord,
+)
 from memdir.agents._roles import ROLE_NAMES, RoleConfig, role_config
 from memdir.agents._snapshot import StoreSnapshot, restore, snapshot
 from memdir.agents._usage import Usage, usage_from_inspect
@@ -44,6 +50,7 @@ __all__ = [
     "BASELINE_LABEL",
     "FINAL_REQUEST",
     "OFFLINE_MODEL",
+    "RESULT_CHARS",
     "ROLE_NAMES",
     "SCHEMA_VERSION",
     "SEARCH_VARIANTS",

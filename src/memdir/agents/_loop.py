@@ -211,10 +211,8 @@ async def run_agent(
             result = await _execute(tools, call)
             messages.append(_tool_message(call, result))
             results.append(
-                ToolCallRecord(
-                    id=call.id, name=call.function, arguments=call.arguments,
-                    is_error=result.is_error,
-                )
+                ToolCallRecord.of(call.id, call.function, call.arguments, result.content,
+                                  result.is_error)
             )
         record.calls.append(_call_record(record, round_no, output, results, False))
     if text is None:
