@@ -12,13 +12,6 @@ from memdir.agents._ask import SEARCH_VARIANTS, Answer, SearchVariant, ask
 from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
 from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
 from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
-from memdir.agents._judge import (
-    AttributionGrade,
-    CorrectnessGrade,
-    JudgeError,
-    judge_attribution,
-    judge_correctness,
-)
 from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
 from memdir.agents._models import OFFLINE_MODEL, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
@@ -36,16 +29,6 @@ from memdir.agents._roles import ROLE_NAMES, RoleConfig, role_config
 from memdir.agents._snapshot import StoreSnapshot, restore, snapshot
 from memdir.agents._usage import Usage, usage_from_inspect
 
-# The conversation model lives in memdir.conversation; re-exported for older callers.
-from memdir.conversation import (
-    Chunk,
-    Conversation,
-    Session,
-    Turn,
-    chunk_conversation,
-    load_conversation,
-)
-
 __all__ = [
     "BASELINE_LABEL",
     "FINAL_REQUEST",
@@ -58,18 +41,13 @@ __all__ = [
     "AgentRun",
     "Answer",
     "AskPool",
-    "AttributionGrade",
     "CallRecord",
-    "Chunk",
     "ChunkOutcome",
     "Citation",
     "ComputeBounds",
-    "CorrectnessGrade",
-    "Conversation",
     "EpisodeRecord",
     "IngestError",
     "IngestResult",
-    "JudgeError",
     "ModelPrice",
     "ModelSpec",
     "PoolError",
@@ -77,21 +55,15 @@ __all__ = [
     "Prompt",
     "RoleConfig",
     "SearchVariant",
-    "Session",
     "StoreSnapshot",
     "ToolCallRecord",
-    "Turn",
     "Usage",
     "ask",
     "ask_many",
     "cell_bounds",
-    "chunk_conversation",
     "episode_bounds",
     "find_citations",
     "ingest",
-    "judge_attribution",
-    "judge_correctness",
-    "load_conversation",
     "load_prompt",
     "prompt_blocks",
     "prompt_names",

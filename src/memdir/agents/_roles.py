@@ -2,9 +2,9 @@
 
 Defaults follow the study's configuration: the search agent gets 40 tool rounds
 and an 8,192-token output cap, the management agent (and the other store
-builders) 60 rounds and 32,768 tokens, both at high reasoning effort; the judge
-runs once at low effort and temperature 0; the execution agent at temperature
-0 with an 8,192-token cap.
+builders) 60 rounds and 32,768 tokens, both at high reasoning effort; the
+execution agent at temperature 0 with an 8,192-token cap. The judge's defaults
+live with the judge (:mod:`memdir.bench.judge`).
 """
 
 from __future__ import annotations
@@ -74,8 +74,6 @@ _DEFAULTS: dict[str, dict[str, object]] = {
     "retriever": {"prompt": "retriever-cite", "toolset": "read", **_SEARCH},
     "execution": {"prompt": "execution", "toolset": None, "max_rounds": 50,
                   "max_tokens": 8192, "temperature": 0.0},
-    "judge": {"prompt": "judge-correctness", "toolset": None, "max_rounds": 1,
-              "max_tokens": 2048, "reasoning_effort": "low", "temperature": 0.0},
 }
 
 ROLE_NAMES: tuple[str, ...] = tuple(_DEFAULTS)
