@@ -17,6 +17,13 @@ from memdir.agents._models import OFFLINE_MODEL, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
 from memdir.agents._pool import AskPool, ModelSpec, PoolError, ask_many
 from memdir.agents._prices import ModelPrice, PriceTable
+from memdir.agents._profiles import (
+    PROFILES,
+    ProviderProfile,
+    is_offline,
+    is_policy,
+    profile,
+)
 from memdir.agents._prompts import Prompt, load_prompt, prompt_blocks, prompt_names
 from memdir.agents._records import (
     RESULT_CHARS,
@@ -33,6 +40,7 @@ __all__ = [
     "BASELINE_LABEL",
     "FINAL_REQUEST",
     "OFFLINE_MODEL",
+    "PROFILES",
     "RESULT_CHARS",
     "ROLE_NAMES",
     "SCHEMA_VERSION",
@@ -52,6 +60,7 @@ __all__ = [
     "ModelSpec",
     "PoolError",
     "PriceTable",
+    "ProviderProfile",
     "Prompt",
     "RoleConfig",
     "SearchVariant",
@@ -64,8 +73,11 @@ __all__ = [
     "episode_bounds",
     "find_citations",
     "ingest",
+    "is_offline",
+    "is_policy",
     "load_prompt",
     "prompt_blocks",
+    "profile",
     "prompt_names",
     "render_cited",
     "resolve_citations",
