@@ -68,7 +68,7 @@ def test_ask_without_a_model_uses_the_labelled_offline_baseline(store: Store) ->
     data = json.loads(result.stdout[result.stdout.index("{"):])
     assert data["zero_cost_baseline"] is True and data["model"] == "memdir/grep-reader"
     assert data["citations"][0]["resolved"] is True and data["cost"] == 0.0
-    assert data["records"][0]["schema_version"] == 1
+    assert data["records"][0]["schema_version"] == 2
 
 
 def test_ask_errors_say_what_to_do(tmp_path: Path) -> None:

@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir.agents import (
-    IngestError,
-    chunk_conversation,
-    ingest,
-    load_conversation,
-    restore,
-    snapshot,
-)
+from memdir.agents import IngestError, ingest, restore, snapshot
+from memdir.conversation import chunk_conversation, load_conversation
 from memdir.store import Store
 from scripted import Script, calls, text
 

@@ -11,9 +11,11 @@ from inspect_ai.tool import ToolInfo
 
 from memdir.agents import (
     FINAL_REQUEST,
+    RESULT_CHARS,
     SCHEMA_VERSION,
     AgentError,
     EpisodeRecord,
+    ToolCallRecord,
     load_prompt,
     role_config,
     run_agent,
@@ -59,6 +61,9 @@ async def test_several_calls_in_one_turn_then_answer(store: Store) -> None:
     assert [c.round for c in rec.calls] == [1, 2]
     assert rec.calls[0].tool_calls[1].name == "grep"
     assert rec.calls[0].tool_calls[1].arguments == {"pattern": "alpha"}
+    # Each call keeps exactly the text the model was shown.
+    assert [t.result for t in rec.calls[0].tool_calls] == [m.text for m in tool_msgs]
+    assert not any(t.truncated or t.error for t in rec.calls[0].tool_calls)
     assert rec.calls[0].stop_reason == "tool_calls" and rec.calls[1].stop_reason == "stop"
     assert rec.calls[0].usage.reasoning == 5
     assert rec.usage.input == 120 + 40 + 150 and rec.usage.cached_input == 150
@@ -84,10 +89,31 @@ async def test_tool_errors_are_fed_back_not_raised(store: Store) -> None:
     assert "could not be read" in results[2].text
     assert "pattern: required but missing" in results[3].text
     assert [t.is_error for t in run.record.calls[0].tool_calls] == [True] * 4
+    assert [t.error for t in run.record.calls[0].tool_calls] == [m.text for m in results]
     assert run.record.tool_errors == 4
     # The second model call saw every error result.
     second_input = script.seen[1]
     assert sum(isinstance(m, ChatMessageTool) for m in second_input) == 4
+
+
+def test_a_runaway_result_is_cut_in_the_record_and_flagged() -> None:
+    long = ToolCallRecord.of("1", "echo", {}, "x" * (RESULT_CHARS + 10), False)
+    assert long.truncated and long.result == "x" * RESULT_CHARS
+    short = ToolCallRecord.of("2", "echo", {}, "fine", True)
+    assert not short.truncated and short.error == "fine"
+
+
+def test_records_written_before_results_were_kept_still_load() -> None:
+    old = {"schema_version": 1, "role": "search", "model": "m", "prompt_name": "p",
+           "prompt_hash": "h", "max_rounds": 3,
+           "calls": [{"schema_version": 1, "role": "search", "round": 1, "model": "m",
+                      "prompt_hash": "h", "stop_reason": "tool_calls", "latency_s": 0.1,
+                      "tool_calls": [{"id": "1", "name": "grep",
+                                      "arguments": {"pattern": "x"}, "is_error": True}]}]}
+    record = EpisodeRecord.model_validate(old)
+    call = record.calls[0].tool_calls[0]
+    assert record.schema_version == 1 and call.result is None and call.error is None
+    assert record.tool_errors == 1
 
 
 async def test_budget_exhaustion_forces_one_final_answer() -> None:
@@ -138,7 +164,7 @@ async def test_role_settings_reach_generate() -> None:
 
     from inspect_ai.model import get_model
 
-    role = role_config("judge", temperature=0.0, max_tokens=123)
+    role = role_config("execution", temperature=0.0, max_tokens=123)
     await run_agent(get_model("mockllm/model", custom_outputs=spy), role,
                     load_prompt("search-closed-book"), "q")
     config, tools = seen[0]

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.agents import CallRecord, EpisodeRecord, ToolCallRecord, resolve_citations
+from memdir.agents import CallRecord, EpisodeRecord, ToolCallRecord, ask, resolve_citations
 from memdir.store import Store
-from memdir.study import cited_locators, replay_reads, sign_test
+from memdir.study import (
+    ReadSpan,
+    cited_locators,
+    episode_reads,
+    recorded_reads,
+    replay_reads,
+    sign_test,
+)
 from memdir.tools import make_toolset
 
 FILE = (
@@ -39,6 +46,37 @@ async def test_replay_recovers_what_the_agent_saw(store: Store) -> None:
         ("view", "/memories/session-01.md", 9, 9), ("grep", "/memories", None, None)]
     assert seen == {"S1T3", "S1T1"}  # line 9 holds S1T3; the grep hit is S1T1
     assert await replay_reads(episode, None) == ([], set())
+
+
+async def test_the_record_holds_what_a_replay_would_show(store: Store) -> None:
+    store.create("/memories/session-01.md", FILE)
+    answer = await ask(store, "What is the name of Ana's kitten?")
+    episode = answer.records[0]
+    assert episode.tool_call_count > 0
+    from_record = recorded_reads(episode)
+    assert from_record is not None and from_record[1]
+    assert from_record == await replay_reads(episode, make_toolset("read", store))
+    # Read from the record alone: the store may be gone.
+    assert await episode_reads(episode, None) == from_record
+
+
+async def test_records_without_results_fall_back_to_a_replay(store: Store) -> None:
+    store.create("/memories/session-01.md", FILE)
+    old = _episode(ToolCallRecord(id="1", name="grep", arguments={"pattern": "kitten"},
+                                  is_error=False))
+    assert recorded_reads(old) is None
+    spans, seen = await episode_reads(old, make_toolset("read", store))
+    assert seen == {"S1T1"} and [s.tool for s in spans] == ["grep"]
+
+
+def test_shell_output_counts_once_it_is_recorded() -> None:
+    shown = "/memories/session-01.md:9:[S1T3] Ana: Miso.\n"
+    episode = _episode(
+        ToolCallRecord.of("1", "bash", {"command": "grep -rn Miso /memories"}, shown, False),
+        ToolCallRecord.of("2", "bash", {"command": "cat /nope"}, "Error: S9T9 gone", True),
+    )
+    assert recorded_reads(episode) == (
+        [ReadSpan(tool="bash", path="/memories/session-01.md")], {"S1T3"})
 
 
 def test_cited_locators_come_from_resolved_citations(store: Store) -> None:

@@ -12,38 +12,36 @@ from memdir.agents._ask import SEARCH_VARIANTS, Answer, SearchVariant, ask
 from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
 from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
 from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
-from memdir.agents._judge import (
-    AttributionGrade,
-    CorrectnessGrade,
-    JudgeError,
-    judge_attribution,
-    judge_correctness,
-)
 from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
 from memdir.agents._models import OFFLINE_MODEL, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
 from memdir.agents._pool import AskPool, ModelSpec, PoolError, ask_many
 from memdir.agents._prices import ModelPrice, PriceTable
+from memdir.agents._profiles import (
+    PROFILES,
+    ProviderProfile,
+    is_offline,
+    is_policy,
+    profile,
+)
 from memdir.agents._prompts import Prompt, load_prompt, prompt_blocks, prompt_names
-from memdir.agents._records import SCHEMA_VERSION, CallRecord, EpisodeRecord, ToolCallRecord
+from memdir.agents._records import (
+    RESULT_CHARS,
+    SCHEMA_VERSION,
+    CallRecord,
+    EpisodeRecord,
+    ToolCallRecord,
+)
 from memdir.agents._roles import ROLE_NAMES, RoleConfig, role_config
 from memdir.agents._snapshot import StoreSnapshot, restore, snapshot
 from memdir.agents._usage import Usage, usage_from_inspect
-
-# The conversation model lives in memdir.conversation; re-exported for older callers.
-from memdir.conversation import (
-    Chunk,
-    Conversation,
-    Session,
-    Turn,
-    chunk_conversation,
-    load_conversation,
-)
 
 __all__ = [
     "BASELINE_LABEL",
     "FINAL_REQUEST",
     "OFFLINE_MODEL",
+    "PROFILES",
+    "RESULT_CHARS",
     "ROLE_NAMES",
     "SCHEMA_VERSION",
     "SEARCH_VARIANTS",
@@ -51,42 +49,35 @@ __all__ = [
     "AgentRun",
     "Answer",
     "AskPool",
-    "AttributionGrade",
     "CallRecord",
-    "Chunk",
     "ChunkOutcome",
     "Citation",
     "ComputeBounds",
-    "CorrectnessGrade",
-    "Conversation",
     "EpisodeRecord",
     "IngestError",
     "IngestResult",
-    "JudgeError",
     "ModelPrice",
     "ModelSpec",
     "PoolError",
     "PriceTable",
+    "ProviderProfile",
     "Prompt",
     "RoleConfig",
     "SearchVariant",
-    "Session",
     "StoreSnapshot",
     "ToolCallRecord",
-    "Turn",
     "Usage",
     "ask",
     "ask_many",
     "cell_bounds",
-    "chunk_conversation",
     "episode_bounds",
     "find_citations",
     "ingest",
-    "judge_attribution",
-    "judge_correctness",
-    "load_conversation",
+    "is_offline",
+    "is_policy",
     "load_prompt",
     "prompt_blocks",
+    "profile",
     "prompt_names",
     "render_cited",
     "resolve_citations",

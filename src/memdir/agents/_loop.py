@@ -29,6 +29,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolCallError, ToolInfo, ToolParams
 
 from memdir.agents._models import resolve_model
+from memdir.agents._profiles import is_policy
 from memdir.agents._prompts import Prompt
 from memdir.agents._records import CallRecord, EpisodeRecord, ToolCallRecord
 from memdir.agents._roles import RoleConfig
@@ -146,10 +147,6 @@ def _tool_message(call: ToolCall, result: ToolResult) -> ChatMessageTool:
     )
 
 
-def _is_offline(model: Model) -> bool:
-    return str(model).startswith("memdir/")
-
-
 async def run_agent(
     model: Model | str,
     role: RoleConfig,
@@ -187,7 +184,7 @@ async def run_agent(
         max_tokens=role.max_tokens,
         reasoning_effort=config.reasoning_effort,
         temperature=role.temperature,
-        zero_cost_baseline=_is_offline(llm),
+        zero_cost_baseline=is_policy(llm),
     )
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=system.text),
@@ -211,10 +208,8 @@ async def run_agent(
             result = await _execute(tools, call)
             messages.append(_tool_message(call, result))
             results.append(
-                ToolCallRecord(
-                    id=call.id, name=call.function, arguments=call.arguments,
-                    is_error=result.is_error,
-                )
+                ToolCallRecord.of(call.id, call.function, call.arguments, result.content,
+                                  result.is_error)
             )
         record.calls.append(_call_record(record, round_no, output, results, False))
     if text is None:

@@ -13,13 +13,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memdir.agents._usage import Usage
 
-__all__ = ["SCHEMA_VERSION", "CallRecord", "EpisodeRecord", "ToolCallRecord"]
+__all__ = ["RESULT_CHARS", "SCHEMA_VERSION", "CallRecord", "EpisodeRecord", "ToolCallRecord"]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+"""Version 2 added each tool call's result; version 1 records load with ``result`` None."""
+RESULT_CHARS: Final = 65_536
+"""Most characters of one tool result a record keeps (the tools cap their own output
+far below this; the limit only bounds a record against a runaway result)."""
 
 
 class ToolCallRecord(BaseModel):
-    """One tool call a model made, and whether it came back as an error."""
+    """One tool call a model made and what came back: the text the model was shown.
+
+    The result is stored once, error or not: for a failed call it is the error
+    message the model read (see :attr:`error`).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -27,6 +35,27 @@ class ToolCallRecord(BaseModel):
     name: str
     arguments: dict[str, Any] | str
     is_error: bool
+    result: str | None = Field(
+        default=None,
+        description="The text the model was shown; None in records written before version 2.",
+    )
+    truncated: bool = Field(
+        default=False,
+        description=f"result keeps only the first {RESULT_CHARS} characters of a longer text.",
+    )
+
+    @classmethod
+    def of(cls, id: str, name: str, arguments: dict[str, Any] | str, content: str,
+           is_error: bool) -> ToolCallRecord:
+        """The record of a call whose result the model saw as ``content``."""
+        truncated = len(content) > RESULT_CHARS
+        return cls(id=id, name=name, arguments=arguments, is_error=is_error,
+                   result=content[:RESULT_CHARS] if truncated else content, truncated=truncated)
+
+    @property
+    def error(self) -> str | None:
+        """The error message the model read, if the call failed and the record holds it."""
+        return self.result if self.is_error else None
 
 
 class CallRecord(BaseModel):

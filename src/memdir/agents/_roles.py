@@ -2,9 +2,9 @@
 
 Defaults follow the study's configuration: the search agent gets 40 tool rounds
 and an 8,192-token output cap, the management agent (and the other store
-builders) 60 rounds and 32,768 tokens, both at high reasoning effort; the judge
-runs once at low effort and temperature 0; the execution agent at temperature
-0 with an 8,192-token cap.
+builders) 60 rounds and 32,768 tokens, both at high reasoning effort; the
+execution agent at temperature 0 with an 8,192-token cap. The judge's defaults
+live with the judge (:mod:`memdir.bench.judge`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Literal
 
 from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field
+
+from memdir.agents._profiles import profile
 
 __all__ = ["ROLE_NAMES", "Effort", "RoleConfig", "role_config"]
 
@@ -35,31 +37,24 @@ class RoleConfig(BaseModel):
     def generate_config(self, model_name: str) -> GenerateConfig:
         """The per-call generation settings for ``model_name`` (provider/model).
 
-        Reasoning effort is only sent to providers and models that take it
-        (OpenAI reasoning models, Anthropic, OpenAI-compatible servers ignore it).
-        Anthropic gets prompt caching switched on explicitly.
+        What the provider takes comes from its profile (:mod:`memdir.agents._profiles`):
+        reasoning effort only where the model accepts it, prompt caching switched
+        on where it must be asked for, and no reasoning summary where asking for
+        none spares a billed probe call.
         """
-        provider = model_name.split("/", 1)[0]
-        effort = self.reasoning_effort if _takes_effort(model_name) else None
+        found = profile(model_name)
+        name = model_name.partition("/")[2]
         return GenerateConfig(
             max_tokens=self.max_tokens,
-            reasoning_effort=effort,
+            reasoning_effort=self.reasoning_effort if found.takes_effort(name) else None,
             temperature=self.temperature,
-            cache_prompt=True if provider == "anthropic" else None,
+            cache_prompt=True if found.cache_prompt else None,
+            reasoning_summary="none" if found.no_reasoning_summary else None,
         )
 
     def with_(self, **changes: object) -> RoleConfig:
         """A copy with some fields changed (validated)."""
         return RoleConfig.model_validate({**self.model_dump(), **changes})
-
-
-def _takes_effort(model_name: str) -> bool:
-    provider, _, name = model_name.partition("/")
-    if provider in {"anthropic", "google", "bedrock", "azureai"}:
-        return True
-    if provider == "openai":
-        return name.startswith(("gpt-5", "o1", "o3", "o4"))
-    return False
 
 
 _SEARCH = {"max_rounds": 40, "max_tokens": 8192, "reasoning_effort": "high"}
@@ -74,8 +69,6 @@ _DEFAULTS: dict[str, dict[str, object]] = {
     "retriever": {"prompt": "retriever-cite", "toolset": "read", **_SEARCH},
     "execution": {"prompt": "execution", "toolset": None, "max_rounds": 50,
                   "max_tokens": 8192, "temperature": 0.0},
-    "judge": {"prompt": "judge-correctness", "toolset": None, "max_rounds": 1,
-              "max_tokens": 2048, "reasoning_effort": "low", "temperature": 0.0},
 }
 
 ROLE_NAMES: tuple[str, ...] = tuple(_DEFAULTS)

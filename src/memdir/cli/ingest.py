@@ -74,7 +74,9 @@ def ingest_command(
         fail("no model to run the management agent.",
              "pass --model provider/model (e.g. openai/gpt-5.4-mini) or set MEMDIR_MODEL; "
              "the offline grep-reader can only answer questions, not build stores.")
-    if chosen.startswith("memdir/"):
+    from memdir.agents import is_policy
+
+    if is_policy(chosen):
         fail(f"{chosen} is the offline search baseline and cannot build a store.",
              "pass a real model with --model.")
     if locator not in ("session", "block"):

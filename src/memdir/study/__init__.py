@@ -20,7 +20,7 @@ from memdir.study._config import (
     StudyVariant,
     load_config,
 )
-from memdir.study._diagnostics import cited_locators, replay_reads
+from memdir.study._diagnostics import cited_locators, episode_reads, recorded_reads, replay_reads
 from memdir.study._grading import grade_answer, judge_answer
 from memdir.study._load import RunRecords, load_run
 from memdir.study._manifest import read_manifest, write_manifest
@@ -74,6 +74,7 @@ __all__ = [
     "cell_dir",
     "cell_input",
     "cited_locators",
+    "episode_reads",
     "grade_answer",
     "judge_answer",
     "load_config",
@@ -81,6 +82,7 @@ __all__ = [
     "log_dir",
     "primary_score",
     "read_manifest",
+    "recorded_reads",
     "replay_reads",
     "resolve_conversation",
     "resolve_data_dir",

@@ -19,7 +19,7 @@ from memdir.agents import PriceTable, ask, resolve_model
 from memdir.bench import Question, is_defective
 from memdir.store import Store
 from memdir.study._config import Cell, StudyConfig
-from memdir.study._diagnostics import cited_locators, replay_reads
+from memdir.study._diagnostics import cited_locators, episode_reads
 from memdir.study._grading import grade_answer, judge_answer
 from memdir.study._records import QuestionRecord
 from memdir.study._roles import ASK_VARIANT, search_role
@@ -95,7 +95,7 @@ class CellRun:
         write_json(self.record_path(question), record.model_dump(mode="json"))
 
     async def answer(self, question: Question, judged: bool) -> QuestionRecord:
-        """Ask the cell's search agent, replay what it read, grade (and judge) the answer.
+        """Ask the cell's search agent, read what it saw, grade (and judge) the answer.
 
         Raises:
             memdir.agents.AgentError: The search or judge model failed after retries.
@@ -107,7 +107,7 @@ class CellRun:
                            prices=self.prices)
         wall = time.perf_counter() - start
         episode = answer.records[0]
-        reads, seen = await replay_reads(episode, self.tools)
+        reads, seen = await episode_reads(episode, self.tools)
         evidence = set(question.evidence)
         grades = grade_answer(question, answer.text)
         judge = self.config.judge

@@ -1,13 +1,18 @@
 """Retrieval diagnostics: did the search agent see the evidence, and did it cite it?
 
-A store does not change while it is searched and the read tools are pure, so
-replaying an episode's tool calls against the same store gives back exactly the
-text the agent saw. An evidence locator (``S5T3``) counts as *seen* when it
-appears in any such tool result, and as *cited* when it appears in the text a
-resolved citation of the answer points at. A wrong answer whose evidence was never
-seen was a search failure; one whose evidence was seen was a reading failure.
-Shell commands are not replayed (they may have side effects), so under the shell
-harness only the citations count.
+An episode record keeps the text of every tool result the agent was shown, so
+the diagnostics read it from there. An evidence locator (``S5T3``) counts as
+*seen* when it appears in any successful tool result, and as *cited* when it
+appears in the text a resolved citation of the answer points at. A wrong answer
+whose evidence was never seen was a search failure; one whose evidence was seen
+was a reading failure.
+
+Records written before tool results were kept (episode schema version 1) are
+read by replaying their tool calls against the same store instead: a store does
+not change while it is searched and the read tools are pure, so the replay gives
+back the same text. Shell commands are not replayed (they may have side
+effects), so for those old records under the shell harness only the citations
+count.
 """
 
 from __future__ import annotations
@@ -19,7 +24,14 @@ from memdir.agents import Citation, EpisodeRecord
 from memdir.study._records import ReadSpan
 from memdir.tools import ToolSet
 
-__all__ = ["LOCATOR_IN_TEXT", "NOT_REPLAYED", "cited_locators", "replay_reads"]
+__all__ = [
+    "LOCATOR_IN_TEXT",
+    "NOT_REPLAYED",
+    "cited_locators",
+    "episode_reads",
+    "recorded_reads",
+    "replay_reads",
+]
 
 LOCATOR_IN_TEXT = re.compile(r"\b(S\d+T\d+|B\d+M\d+)\b")
 NOT_REPLAYED = frozenset({"bash"})
@@ -39,9 +51,44 @@ def _span(name: str, args: dict[str, object], content: str) -> list[ReadSpan]:
     return [ReadSpan(tool=name, path=p) for p in dict.fromkeys(_STORE_PATH.findall(content))]
 
 
+def recorded_reads(episode: EpisodeRecord) -> tuple[list[ReadSpan], set[str]] | None:
+    """What an episode's successful tool calls read, and the locators shown, from its record.
+
+    Returns None when some tool call's result is not in the record (a record
+    written before results were kept); :func:`episode_reads` then replays.
+    """
+    calls = [t for call in episode.calls for t in call.tool_calls]
+    if any(t.result is None for t in calls):
+        return None
+    spans: list[ReadSpan] = []
+    seen: set[str] = set()
+    for tool_call in calls:
+        if tool_call.is_error or tool_call.result is None:
+            continue
+        args = tool_call.arguments if isinstance(tool_call.arguments, dict) else {}
+        spans.extend(_span(tool_call.name, args, tool_call.result))
+        seen.update(LOCATOR_IN_TEXT.findall(tool_call.result))
+    return spans, seen
+
+
+async def episode_reads(episode: EpisodeRecord, tools: ToolSet | None
+                        ) -> tuple[list[ReadSpan], set[str]]:
+    """What the episode read and the locators it was shown: from the record, else a replay.
+
+    Args:
+        episode: The search agent's episode record.
+        tools: The same (read-only) tool set over the same store, used only to replay
+            a record that predates stored results; None for closed-book.
+    """
+    found = recorded_reads(episode)
+    return found if found is not None else await replay_reads(episode, tools)
+
+
 async def replay_reads(episode: EpisodeRecord, tools: ToolSet | None
                        ) -> tuple[list[ReadSpan], set[str]]:
     """Re-run an episode's successful tool calls; return what they read and the locators shown.
+
+    The fallback for records written before tool results were kept.
 
     Args:
         episode: The search agent's episode record.

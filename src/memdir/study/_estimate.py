@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from memdir.agents import is_offline
 from memdir.bench import DatasetError
 from memdir.study._config import BUILT_VARIANTS, Cell, StudyConfig
 from memdir.study._stores import cell_input
@@ -34,7 +35,6 @@ _MINI_CENTS: dict[str, tuple[float, float]] = {
 _SCALE: dict[str, tuple[float, float]] = {
     "gpt-5.4-mini": (1.0, 1.0), "gpt-5.4-nano": (0.0, 0.5), "gpt-5.4": (5.0, 5.0),
 }
-_FREE = ("memdir/grep-reader", "mockllm/")
 _REFERENCE_QUESTIONS = {"locomo": (158, 1), "realtalk": (85, 1), "personamem-32k": (32, 3),
                         "personamem-128k": (42, 1)}
 """Questions the paper evaluated per test set, and over how many conversations."""
@@ -59,7 +59,7 @@ class CellEstimate(BaseModel):
 
 def reference_range(cell: Cell) -> tuple[float, float] | None:
     """Cents per query for the cell's searcher on its benchmark, or None if there is no basis."""
-    if cell.search_model.startswith(_FREE):
+    if is_offline(cell.search_model):
         return (0.0, 0.0)
     if cell.variant == "closed-book":
         return None

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from inspect_ai.model import Model
 
-from memdir.agents import (
-    JudgeError,
-    PriceTable,
-    Usage,
-    judge_attribution,
-    judge_correctness,
-    role_config,
-)
+from memdir.agents import PriceTable, Usage
 from memdir.bench import Question, answer_f1, grade_option
+from memdir.bench.judge import JudgeError, judge_attribution, judge_correctness, judge_role
 from memdir.store import Store
 from memdir.study._config import JudgeSettings
 from memdir.study._records import Grades
@@ -42,7 +36,7 @@ async def judge_answer(
     if question.options or question.answer is None:
         return grades
     changes: dict[str, object] = {}
-    role = role_config("judge", **_settings(judge))
+    role = judge_role(**_settings(judge))
     usage = Usage()
     name = model if isinstance(model, str) else str(model)
     try:
@@ -51,7 +45,7 @@ async def judge_answer(
         name = correct.record.model
         changes.update(judge_correct=correct.correct, judge_reason=correct.reason)
         if judge.attribution and store is not None:
-            attr_role = role_config("judge", prompt="judge-attribution", **_settings(judge))
+            attr_role = judge_role(prompt="judge-attribution", **_settings(judge))
             attr = await judge_attribution(model, store, question.text, answer, attr_role)
             usage = usage + attr.record.usage
             changes["attribution"] = {

@@ -21,6 +21,7 @@ from inspect_ai.model import Model, ModelOutput
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
+from memdir.agents import is_offline
 from memdir.bench import Question
 from memdir.study._answer import CellRun, question_text
 from memdir.study._evals import quiet_display
@@ -54,9 +55,10 @@ def _realtime(model: Model) -> bool:
 
     A provider call takes seconds, so the buffer's writes per event are noise and
     watching a long paid run live is worth it. memdir's offline policies answer in
-    milliseconds; there the buffer made a cell about 1.4x slower (benchmarks/study.py).
+    milliseconds (as does mockllm); there the buffer made a cell about 1.4x slower
+    (benchmarks/study.py).
     """
-    return not str(model).startswith("memdir/")
+    return not is_offline(model)
 
 
 @solver

@@ -1,9 +1,11 @@
-"""The judge: correctness (0/1 against gold) and attribution (three scores of 0/0.5/1).
+"""The LLM judge, beside the model-free grading: correctness and attribution.
 
+Correctness is 0/1 against gold; attribution is three scores of 0/0.5/1.
 Each grade is one tool-free call of the judge role with its frozen prompt; the
 reply is a JSON object, parsed strictly. For attribution the judge is shown
 every citation of the answer resolved against the store, with the cited text,
-or NOT FOUND for a citation that resolves to nothing.
+or NOT FOUND for a citation that resolves to nothing. The judge's defaults live
+here with it: one call, a 2,048-token cap, low reasoning effort, temperature 0.
 """
 
 from __future__ import annotations
@@ -14,19 +16,38 @@ import re
 from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdir.agents._citations import render_cited, resolve_citations
-from memdir.agents._loop import run_agent
-from memdir.agents._prompts import load_prompt
-from memdir.agents._records import EpisodeRecord
-from memdir.agents._roles import RoleConfig, role_config
+from memdir.agents import (
+    EpisodeRecord,
+    RoleConfig,
+    load_prompt,
+    render_cited,
+    resolve_citations,
+    run_agent,
+)
 from memdir.store import Store
 
-__all__ = ["AttributionGrade", "CorrectnessGrade", "JudgeError", "judge_attribution",
-           "judge_correctness"]
+__all__ = [
+    "JUDGE_ROLE",
+    "AttributionGrade",
+    "CorrectnessGrade",
+    "JudgeError",
+    "judge_attribution",
+    "judge_correctness",
+    "judge_role",
+]
+
+JUDGE_ROLE = RoleConfig(role="judge", prompt="judge-correctness", toolset=None, max_rounds=1,
+                        max_tokens=2048, reasoning_effort="low", temperature=0.0)
+"""The judge's defaults: one tool-free call per grade."""
 
 _JSON = re.compile(r"\{.*\}", re.DOTALL)
 _HALVES = (0.0, 0.5, 1.0)
 _INSTRUCTION = "Grade the answer now. Reply with the JSON object only."
+
+
+def judge_role(**changes: object) -> RoleConfig:
+    """The judge's defaults with ``changes`` applied (e.g. ``prompt="judge-attribution"``)."""
+    return JUDGE_ROLE.with_(**changes) if changes else JUDGE_ROLE
 
 
 class JudgeError(ValueError):
@@ -89,7 +110,7 @@ async def judge_correctness(
         AgentError: The model call failed after retries.
     """
     prompt = load_prompt("judge-correctness", question=question, gold=str(gold), answer=answer)
-    run = await run_agent(model, role or role_config("judge"), prompt, _INSTRUCTION)
+    run = await run_agent(model, role or JUDGE_ROLE, prompt, _INSTRUCTION)
     data = _parse(run.text, ("correct",))
     correct = _half(data["correct"], "correct")
     if correct == 0.5:
@@ -109,7 +130,7 @@ async def judge_attribution(
     """
     cited = render_cited(resolve_citations(store, answer))
     prompt = load_prompt("judge-attribution", question=question, answer=answer, cited=cited)
-    role = role or role_config("judge", prompt="judge-attribution")
+    role = role or judge_role(prompt="judge-attribution")
     run = await run_agent(model, role, prompt, _INSTRUCTION)
     keys = ("citation_correctness", "citation_relevance", "aggregation")
     data = _parse(run.text, keys)
