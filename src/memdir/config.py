@@ -7,25 +7,33 @@ Config files (a study, a skills run) are read by :func:`load_yaml_model`.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from memdir.store import DEFAULT_MAX_FILE_BYTES
 
-__all__ = ["Settings", "get_settings", "load_yaml_model"]
+__all__ = ["ENV_PREFIX", "Settings", "SettingsError", "get_settings", "load_yaml_model"]
 
 M = TypeVar("M", bound=BaseModel)
 
+ENV_PREFIX = "MEMDIR_"
+"""Every setting ``name`` is read from the environment variable ``MEMDIR_NAME``."""
 
-class Settings(BaseSettings):
+
+class SettingsError(ValueError):
+    """A ``MEMDIR_*`` environment variable holds a value its setting cannot take."""
+
+
+class Settings(BaseModel):
     """Settings shared by the library's entry points and the command line."""
 
-    model_config = SettingsConfigDict(env_prefix="MEMDIR_", extra="ignore")
+    model_config = ConfigDict(extra="ignore")
 
     model: str | None = Field(
         default=None,
@@ -46,11 +54,38 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default=Path("~/.cache/memdir"),
                             description="Cache for built stores and tokenizer files.")
 
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings named by ``MEMDIR_*`` variables (names in any case), defaults elsewhere.
+
+        Raises:
+            SettingsError: A variable's value does not fit its setting; the message
+                names the variable, the value and what it must be.
+        """
+        environ = os.environ if environ is None else environ
+        given = {key.upper(): value for key, value in environ.items()
+                 if key.upper().startswith(ENV_PREFIX)}
+        values = {name: given[ENV_PREFIX + name.upper()] for name in cls.model_fields
+                  if ENV_PREFIX + name.upper() in given}
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                name = str(error["loc"][0]) if error["loc"] else ""
+                variable = ENV_PREFIX + name.upper()
+                problems.append(f"{variable}={given.get(variable, '')!r}: {error['msg']}")
+            raise SettingsError("; ".join(problems)) from None
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The settings of this process (read once)."""
-    return Settings()
+    """The settings of this process (read from the environment once).
+
+    Raises:
+        SettingsError: A ``MEMDIR_*`` variable holds a value its setting cannot take.
+    """
+    return Settings.from_environment()
 
 
 def load_yaml_model(path: str | Path, model: type[M], what: str,

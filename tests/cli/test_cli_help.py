@@ -1,32 +1,85 @@
-"""Every subcommand's --help renders (help text is parsed as rich markup, so a stray
-``[/...]`` in a docstring would crash it)."""
+"""Every subcommand is found, loads only when used, and its --help renders."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from importlib.metadata import version
+
 import pytest
+import typer
+from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from memdir.cli import app
 
-COMMANDS = sorted(
-    info.name or (info.callback.__name__ if info.callback else "")
-    for info in app.registered_commands
-)
-GROUPS = sorted(
-    info.name or (info.typer_instance.info.name if info.typer_instance else None) or ""
-    for info in app.registered_groups
-)
+ROOT = typer.main.get_command(app)
+assert isinstance(ROOT, TyperGroup)
+COMMANDS = ROOT.list_commands(typer.Context(ROOT))
+HEAVY = ("inspect_ai", "bm25s", "numpy", "scipy", "matplotlib", "sklearn", "markdown_it", "mcp")
 
 
-def test_every_subcommand_is_discovered() -> None:
-    assert "" not in GROUPS, "a sub-app registered without a name"
+def _loaded_after(code: str) -> set[str]:
+    """Top-level packages a fresh interpreter has loaded after running ``code``."""
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=60)
+    return set(done.stdout.split())
+
+
+def test_every_subcommand_is_listed() -> None:
     expected = {"init", "tree", "view", "grep", "toc", "lint", "tool", "serve", "demo",
-                "ask", "ingest", "health"}
-    assert expected <= set(COMMANDS) | set(GROUPS)
+                "ask", "ingest", "health", "history", "study", "skills"}
+    assert expected <= set(COMMANDS)
 
 
-@pytest.mark.parametrize("name", COMMANDS + GROUPS)
-def test_help_renders(name: str) -> None:
+@pytest.mark.parametrize("name", COMMANDS)
+def test_help_renders_and_the_summary_comes_from_the_module(name: str) -> None:
     result = CliRunner().invoke(app, [name, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.output
+    assert "<bool>" not in result.output
+    listing = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    line = next(row for row in listing.splitlines() if row.strip().startswith(name + " "))
+    assert len(line.split(None, 1)[1]) > 10, line
+
+
+def test_a_group_subcommand_help_needs_no_store() -> None:
+    for argv in (["history", "log", "--help"], ["study", "run", "--help"]):
+        result = CliRunner().invoke(app, argv)
+        assert result.exit_code == 0, result.output
+
+
+def test_a_mistyped_command_suggests_the_real_one() -> None:
+    result = CliRunner().invoke(app, ["grp"])
+    assert result.exit_code == 2
+    assert "No such command 'grp'" in result.output and "'grep'" in result.output
+
+
+def test_version_prints_the_installed_version() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"memdir {version('memdir')}"
+
+
+def test_top_level_help_loads_no_command_module() -> None:
+    loaded = _loaded_after(
+        "import sys\nsys.argv = ['memdir', '--help']\nfrom memdir.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    assert not loaded & {*HEAVY, "pydantic", "rich", "yaml"}, loaded
+
+
+def test_importing_the_tools_loads_no_ranked_index() -> None:
+    assert not _loaded_after("import memdir.tools") & set(HEAVY)
+    assert not _loaded_after("from memdir.tools import read_set, make_toolset") & set(HEAVY)
+    assert {"bm25s", "numpy"} <= _loaded_after("from memdir.tools import bm25_set")
+
+
+def test_a_grep_loads_neither_agents_nor_the_ranked_index(sample_dir: object) -> None:
+    loaded = _loaded_after(
+        "import sys\n"
+        f"sys.argv = ['memdir', 'grep', {str(sample_dir)!r}, 'Maya']\n"
+        "from memdir.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    assert not loaded & {*HEAVY, "rich"}, loaded

@@ -7,20 +7,23 @@ command could not do what was asked (bad usage, no store, a tool error).
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from collections.abc import Mapping
 from enum import IntEnum
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from memdir.config import get_settings
-from memdir.store import Store, StoreError
-from memdir.tools import TOOLSET_NAMES, ToolResult, ToolSet, make_toolset
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from memdir.store import Store
+    from memdir.tools import ToolResult, ToolSet
+
+# What the commands need is imported inside the helpers, so a command pays only
+# for what it uses (rich for styled output, the ranked index for the bm25 set).
 
 STATE_DIR = ".memdir"
 """The hidden folder a store keeps its lock in (``memdir.store`` does not export the name)."""
@@ -41,10 +44,28 @@ __all__ = [
 StoreArg = Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")]
 """The STORE argument every store command takes first."""
 
-console = Console(soft_wrap=True, highlight=False)
-"""Rich output on stdout (never wraps lines, so copied paths stay whole)."""
-err_console = Console(stderr=True, soft_wrap=True, highlight=False)
-"""Messages and errors on stderr."""
+
+
+@cache
+def _console(stderr: bool) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, soft_wrap=True, highlight=False)
+
+
+def __getattr__(name: str) -> Any:
+    # ``console`` (rich output on stdout; never wraps lines, so copied paths stay
+    # whole) and ``err_console`` (messages and errors on stderr), made on first use.
+    if name == "console":
+        return _console(False)
+    if name == "err_console":
+        return _console(True)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    console: Console
+    err_console: Console
 
 
 class ExitCode(IntEnum):
@@ -63,9 +84,12 @@ def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR)
         hint: The next step the user should take.
         code: The exit status.
     """
-    err_console.print(f"[bold red]error:[/] {escape(message)}")
+    from rich.markup import escape
+
+    err = _console(True)
+    err.print(f"[bold red]error:[/] {escape(message)}")
     if hint:
-        err_console.print(f"[dim]hint:[/] {escape(hint)}")
+        err.print(f"[dim]hint:[/] {escape(hint)}")
     raise typer.Exit(int(code))
 
 
@@ -75,6 +99,9 @@ def open_store(path: Path) -> Store:
     Args:
         path: The store's host folder.
     """
+    from memdir.config import get_settings
+    from memdir.store import Store, StoreError
+
     if not path.exists():
         fail(f"no store at {path}: the folder does not exist.",
              f"create one with `memdir init {shlex.quote(str(path))}` "
@@ -100,6 +127,8 @@ def load_toolset(name: str, store: Store) -> ToolSet:
         name: One of the tool-set names (write, read, bm25, chunk, shell, folder).
         store: The store the tools act on.
     """
+    from memdir.tools import TOOLSET_NAMES, make_toolset
+
     if name not in TOOLSET_NAMES:
         fail(f"unknown tool set {name!r}.", f"choose one of: {', '.join(TOOLSET_NAMES)}.")
     try:
@@ -111,6 +140,8 @@ def load_toolset(name: str, store: Store) -> ToolSet:
 
 def call_tool(toolset: ToolSet, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run one call through :meth:`ToolSet.call`, the path every model call takes."""
+    import asyncio
+
     return asyncio.run(toolset.call(name, arguments))
 
 

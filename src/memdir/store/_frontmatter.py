@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
@@ -75,6 +74,8 @@ class Frontmatter(BaseModel):
         if self.metadata is not None:
             data["metadata"] = self.metadata
         data.update(self.model_extra or {})
+        import yaml  # imported where used: reading a store never loads the YAML emitter
+
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000)
 
 
@@ -152,6 +153,8 @@ def parse_file(text: str, stem: str | None = None) -> ParsedFile:
     if defect is not None:
         return ParsedFile(None, None, body, body_line, [defect])
     assert header is not None
+    import yaml  # imported on first parse, so commands that never parse skip it
+
     try:
         raw = yaml.safe_load(header) if header.strip() else {}
     except yaml.YAMLError as exc:

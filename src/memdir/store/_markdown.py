@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING
 
 from memdir.store._paths import ROOT
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 __all__ = [
     "Heading",
@@ -58,6 +60,8 @@ class XRef:
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt  # imported on first parse: commands that never parse skip it
+
     # Headings need only the block pass (a heading's raw text is on its inline
     # token before inline parsing); skipping the inline pass saves about 40 %.
     return MarkdownIt("commonmark").disable(["inline", "text_join"])

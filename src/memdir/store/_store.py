@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import yaml
 from filelock import FileLock
 
 from memdir.store._errors import (
@@ -435,6 +434,8 @@ def _read_description(host: str) -> str | None:
         plain = not value.startswith(_YAML_SPECIAL) and ": " not in value
         if value and plain and " #" not in value:
             return value
+    import yaml  # imported only for a description that is not a plain one-liner
+
     try:
         data = yaml.safe_load(header)
     except yaml.YAMLError:

@@ -1,18 +1,53 @@
 """Tool sets over a memory store, served to models through function calling.
 
-Sets (see SPEC section 2): ``write`` (the memory command set plus grep),
-``read`` (view, grep, toc, section_read), ``bm25`` (read plus ranked whole-file
-search), ``chunk`` (one top-3 chunk retriever), ``shell`` (one bash tool) and
-``folder`` (view, grep, rename). This package never imports a model, an agent
-or the command line.
+Sets: ``write`` (the memory command set plus grep), ``read`` (view, grep, toc,
+section_read), ``bm25`` (read plus ranked whole-file search), ``chunk`` (one
+top-3 chunk retriever), ``shell`` (one bash tool) and ``folder`` (view, grep,
+rename). This package never imports a model, an agent or the command line.
+
+Names are imported on first use, so ``import memdir.tools`` is cheap and the
+ranked sets' numerical dependencies (bm25s, numpy, scipy) load only when a
+ranked set is built.
 """
 
-from memdir.tools._memory import MemoryCommands, folder_set, read_set, write_set
-from memdir.tools._ranked import bm25_set, chunk_set
-from memdir.tools._sandbox import SandboxUnavailableError
-from memdir.tools._sets import TOOLSET_NAMES, make_toolset
-from memdir.tools._shell import shell_set
-from memdir.tools._spec import ToolError, ToolFunction, ToolResult, ToolSet, ToolSpec, tool_spec
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memdir.tools._memory import MemoryCommands, folder_set, read_set, write_set
+    from memdir.tools._ranked import bm25_set, chunk_set
+    from memdir.tools._sandbox import SandboxUnavailableError
+    from memdir.tools._sets import TOOLSET_NAMES, make_toolset
+    from memdir.tools._shell import shell_set
+    from memdir.tools._spec import (
+        ToolError,
+        ToolFunction,
+        ToolResult,
+        ToolSet,
+        ToolSpec,
+        tool_spec,
+    )
+
+_HOMES = {
+    "TOOLSET_NAMES": "_sets",
+    "MemoryCommands": "_memory",
+    "SandboxUnavailableError": "_sandbox",
+    "ToolError": "_spec",
+    "ToolFunction": "_spec",
+    "ToolResult": "_spec",
+    "ToolSet": "_spec",
+    "ToolSpec": "_spec",
+    "bm25_set": "_ranked",
+    "chunk_set": "_ranked",
+    "folder_set": "_memory",
+    "make_toolset": "_sets",
+    "read_set": "_memory",
+    "shell_set": "_shell",
+    "tool_spec": "_spec",
+    "write_set": "_memory",
+}
 
 __all__ = [
     "TOOLSET_NAMES",
@@ -32,3 +67,16 @@ __all__ = [
     "tool_spec",
     "write_set",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
-import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from memdir.store import StoreError
@@ -118,6 +117,8 @@ _DERIVED: dict[tuple[object, ...], _Derived] = {}
 
 
 def _derive(fn: ToolFunction, tool_name: str) -> _Derived:
+    import docstring_parser  # imported on first build of a tool, not on import
+
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     if not doc.short_description:
         raise TypeError(f"tool {tool_name} has no docstring")
