@@ -105,5 +105,4 @@ def test_cli_names_match_the_library() -> None:
     from memdir import agents
     from memdir.cli import ask as ask_cli
 
-    assert ask_cli.SEARCH_VARIANTS == agents.SEARCH_VARIANTS
     assert ask_cli.OFFLINE_MODEL == agents.OFFLINE_MODEL

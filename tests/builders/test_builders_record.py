@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memdir.agents import Usage
 from memdir.builders import BUILD_RECORD_VERSION, BuildRecord, UnitRecord
 from memdir.builders._record import unit_totals
@@ -16,6 +18,14 @@ def test_a_version_1_record_still_loads() -> None:
     record = BuildRecord.model_validate(V1)
     assert record.version == 1 and record.units == [] and record.cost == 0.0
     assert BUILD_RECORD_VERSION == 2
+    assert record.variant == "chunk"  # the old spelling of the chunk store reads as the new
+
+
+def test_a_record_of_no_variant_is_refused_naming_the_new_name() -> None:
+    with pytest.raises(ValueError, match="old name; the variant is now 'curated'"):
+        BuildRecord.model_validate({**V1, "variant": "hierarchical"})
+    with pytest.raises(ValueError, match="choose one of closed-book, chunk, verbatim"):
+        BuildRecord.model_validate({**V1, "variant": "weird"})
 
 
 def test_totals_sum_the_units_and_an_unknown_price_makes_the_cost_unknown() -> None:

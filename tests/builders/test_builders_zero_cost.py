@@ -60,7 +60,7 @@ def test_chunk_store_of_the_realtalk_test_conversation(realtalk: Dataset, store:
     conv = realtalk.conversation("Chat_10")
     record = build_chunk_store(conv, store)
     chunks = chunk_conversation(conv)
-    assert record.variant == "chunk-retrieval" and record.chunk_tokens == 4000
+    assert record.variant == "chunk" and record.chunk_tokens == 4000
     assert record.files == [f"{CHUNK_FOLDER}/chunk-{i:04d}.md" for i in range(1, len(chunks) + 1)]
     assert record.bytes == _size(store, record)
     assert lint_store(store) == []

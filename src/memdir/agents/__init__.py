@@ -8,7 +8,15 @@ Importing this package registers the ``memdir/grep-reader`` inspect_ai model.
 """
 
 from memdir.agents import _providers  # noqa: F401  (registers memdir/grep-reader)
-from memdir.agents._ask import SEARCH_VARIANTS, Answer, SearchVariant, ask
+from memdir.agents._ask import (
+    SEARCH_FAMILIES,
+    SEARCH_VARIANTS,
+    Answer,
+    SearchFamily,
+    SearchVariant,
+    ask,
+    search_family_role,
+)
 from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
 from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
 from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
@@ -44,6 +52,7 @@ __all__ = [
     "RESULT_CHARS",
     "ROLE_NAMES",
     "SCHEMA_VERSION",
+    "SEARCH_FAMILIES",
     "SEARCH_VARIANTS",
     "AgentError",
     "AgentRun",
@@ -63,6 +72,7 @@ __all__ = [
     "ProviderProfile",
     "Prompt",
     "RoleConfig",
+    "SearchFamily",
     "SearchVariant",
     "StoreSnapshot",
     "ToolCallRecord",
@@ -85,6 +95,7 @@ __all__ = [
     "restore",
     "role_config",
     "run_agent",
+    "search_family_role",
     "snapshot",
     "tool_infos",
     "usage_from_inspect",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, Literal
 
 from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,14 +20,64 @@ from memdir.agents._usage import Usage
 from memdir.store import Store
 from memdir.tools import make_toolset
 
-__all__ = ["SEARCH_VARIANTS", "Answer", "SearchVariant", "ask"]
+__all__ = [
+    "SEARCH_FAMILIES",
+    "SEARCH_VARIANTS",
+    "Answer",
+    "SearchFamily",
+    "SearchVariant",
+    "ask",
+    "search_family_role",
+]
 
 SearchVariant = Literal["hierarchical", "foldered", "flat", "chunk", "closed-book"]
-SEARCH_VARIANTS: tuple[str, ...] = get_args(SearchVariant)
-_TOOLSETS: dict[str, str | None] = {
-    "hierarchical": "read", "foldered": "read", "flat": "read", "chunk": "chunk",
-    "closed-book": None,
+"""A search prompt family: the form of store the search agent is told it reads."""
+
+
+@dataclass(frozen=True)
+class SearchFamily:
+    """One search prompt family: its system prompt, default tool set and round cap."""
+
+    prompt: str
+    toolset: str | None
+    max_rounds: int | None = None
+    """A fixed round cap (None: the search role's budget)."""
+
+
+SEARCH_FAMILIES: Final[Mapping[str, SearchFamily]] = {
+    "hierarchical": SearchFamily("search-hierarchical", "read"),
+    "foldered": SearchFamily("search-foldered", "read"),
+    "flat": SearchFamily("search-flat", "read"),
+    "chunk": SearchFamily("search-chunk", "chunk"),
+    "closed-book": SearchFamily("search-closed-book", None, max_rounds=1),
 }
+SEARCH_VARIANTS: tuple[str, ...] = tuple(SEARCH_FAMILIES)
+"""The families' names (the same as :data:`SearchVariant`'s; a test keeps them equal)."""
+
+
+def _family(name: str) -> SearchFamily:
+    try:
+        return SEARCH_FAMILIES[name]
+    except KeyError:
+        raise ValueError(f"unknown search family {name!r}; choose one of "
+                         f"{', '.join(SEARCH_FAMILIES)}") from None
+
+
+def search_family_role(family: str, **changes: object) -> RoleConfig:
+    """The search role of a prompt family, with ``changes`` applied over its defaults.
+
+    A family's fixed round cap (closed-book answers in one call) wins over a
+    ``max_rounds`` change.
+
+    Raises:
+        ValueError: ``family`` is not one of :data:`SEARCH_FAMILIES`.
+    """
+    entry = _family(family)
+    settings: dict[str, object] = {"prompt": entry.prompt, "toolset": entry.toolset, **changes}
+    if entry.max_rounds is not None:
+        settings["max_rounds"] = entry.max_rounds
+    return role_config("search", **settings)
+
 
 class Answer(BaseModel):
     """An answer from the store: text, checked citations, tokens, cost and records."""
@@ -63,20 +115,17 @@ async def ask(
         question: The question; multiple-choice options may follow it inline.
         model: ``provider/model`` or an inspect_ai model; None runs the offline
             ``memdir/grep-reader`` policy, a zero-cost baseline with no LLM.
-        variant: The store form, which picks the search prompt and tool set.
+        variant: The search prompt family (:data:`SEARCH_FAMILIES`), which picks the
+            prompt and tool set.
         role: Budget and settings; the search defaults for ``variant`` if None.
         prices: Price table for the cost (the shipped one if None).
 
     Raises:
         AgentError: A model call failed even after retries.
-        ValueError: Unknown variant, or no store for a variant that needs one.
+        ValueError: Unknown family, or no store for a family that needs one.
     """
-    if variant not in _TOOLSETS:
-        raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(_TOOLSETS)}")
-    if role is None:
-        role = role_config("search", prompt=f"search-{variant}", toolset=_TOOLSETS[variant])
-        if variant == "closed-book":
-            role = role.with_(max_rounds=1)
+    _family(variant)
+    role = role or search_family_role(variant)
     if role.toolset is not None and store is None:
         raise ValueError(f"the {variant} search variant needs a store")
     tools = make_toolset(role.toolset, store) if role.toolset and store is not None else None

@@ -18,6 +18,7 @@ from functools import cache
 from pydantic import BaseModel, ConfigDict
 
 from memdir.agents import RoleConfig, load_prompt, role_config
+from memdir.builders._catalog import not_model_built, variant_spec
 from memdir.builders._record import BUILD_RECORD_VERSION
 from memdir.builders._zero_cost import verbatim_files
 from memdir.conversation import Conversation, chunk_conversation
@@ -25,9 +26,6 @@ from memdir.store import Store
 from memdir.tools import make_toolset
 
 __all__ = ["BuildSpec", "builder_role", "conversation_hash", "toolset_digest"]
-
-_ROLE = {"foldered": "foldering", "reorganized-preserve": "reorganizer",
-         "reorganized-condense": "reorganizer", "curated": "management"}
 
 
 def builder_role(variant: str, conversation: Conversation, *, max_rounds: int | None = None,
@@ -39,24 +37,17 @@ def builder_role(variant: str, conversation: Conversation, *, max_rounds: int | 
     Raises:
         ValueError: ``variant`` is not built by a model.
     """
-    if variant not in _ROLE:
-        raise ValueError(f"{variant!r} is not a model-built variant; choose one of "
-                         f"{', '.join(_ROLE)}")
-    blocks = conversation.locator_kind == "block"
-    prompt = {
-        "foldered": "foldering",
-        "reorganized-preserve": "reorganize-preserve" + ("-blocks" if blocks else ""),
-        "reorganized-condense": "reorganize-condense" + ("-blocks" if blocks else ""),
-        "curated": "management-blocks" if blocks else "management-conversation",
-    }[variant]
-    changes: dict[str, object] = {"prompt": prompt}
+    spec = variant_spec(variant)
+    if spec.role is None:
+        raise ValueError(not_model_built(variant))
+    changes: dict[str, object] = {"prompt": spec.prompt_for(conversation.locator_kind)}
     if max_rounds is not None:
         changes["max_rounds"] = max_rounds
     if max_tokens is not None:
         changes["max_tokens"] = max_tokens
     if effort is not None:
         changes["reasoning_effort"] = effort
-    return role_config(_ROLE[variant], **changes)
+    return role_config(spec.role, **changes)
 
 
 def conversation_hash(conversation: Conversation) -> str:
@@ -73,24 +64,32 @@ def _sha(parts: list[str]) -> str:
 
 
 def source_hash(variant: str, conversation: Conversation, chunk_tokens: int | None) -> str:
-    """SHA-256 of what the builder is given: the chunks (curated) or the dump's files."""
-    if variant == "curated":
+    """SHA-256 of what the builder is given, by the variant's source rule.
+
+    Raises:
+        ValueError: A variant built from chunks comes without its chunk budget.
+    """
+    rule = variant_spec(variant).source
+    if rule == "chunks":
         if chunk_tokens is None:
-            raise ValueError("a curated build needs its chunk budget")
+            raise ValueError(f"a {variant} build needs its chunk budget")
         chunks = chunk_conversation(conversation, chunk_tokens)
         return _sha([part for c in chunks for part in (c.label, c.text)])
-    return _sha([part for pair in verbatim_files(conversation) for part in pair])
+    if rule == "dump":
+        return _sha([part for pair in verbatim_files(conversation) for part in pair])
+    return _sha([])
 
 
 def turn_hash(variant: str) -> str:
-    """SHA-256 of the user-turn template the variant's builder sends."""
-    if variant == "curated":
-        turn = load_prompt("turn-chunk", label="{label}", chunk="{chunk}")
-    elif variant == "foldered":
-        turn = load_prompt("turn-foldering", count="{count}")
-    else:
-        turn = load_prompt("turn-reorganize", number="{number}", total="{total}")
-    return turn.sha256
+    """SHA-256 of the user-turn template the variant's builder sends.
+
+    Raises:
+        ValueError: No model builds ``variant``.
+    """
+    turn = variant_spec(variant).turn
+    if turn is None:
+        raise ValueError(not_model_built(variant))
+    return load_prompt(turn.prompt, **{name: "{" + name + "}" for name in turn.fields}).sha256
 
 
 @cache

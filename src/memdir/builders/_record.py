@@ -4,26 +4,22 @@ Version 2 adds the model-driven builds: one :class:`UnitRecord` per chunk
 (curated), per pass (reorganized) or for the one episode (foldered), with their
 totals, the moves and folders of a foldering, and the build's cache key. A
 version-1 record (zero-cost builds only) still validates: every new field has a
-default.
+default. Records written before the variants were one catalog spell the chunk
+store ``chunk-retrieval``; they load as ``chunk``.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memdir.agents import EpisodeRecord, Usage
+from memdir.builders._catalog import VariantName
 
-__all__ = ["BUILD_RECORD_VERSION", "BuildError", "BuildRecord", "Move", "UnitRecord", "Variant"]
+__all__ = ["BUILD_RECORD_VERSION", "BuildError", "BuildRecord", "Move", "UnitRecord"]
 
 BUILD_RECORD_VERSION = 2
-
-Variant = Literal[
-    "closed-book", "chunk-retrieval", "verbatim",
-    "foldered", "reorganized-preserve", "reorganized-condense", "curated",
-]
-"""The variants of the conversational study (the last four are written by a model)."""
 
 
 class BuildError(RuntimeError):
@@ -86,7 +82,7 @@ class BuildRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     version: int = BUILD_RECORD_VERSION
-    variant: Variant
+    variant: VariantName
     conversation_id: str
     benchmark: str | None = None
     """The conversation's benchmark; None for a conversation that comes from no benchmark."""
@@ -100,7 +96,7 @@ class BuildRecord(BaseModel):
     output_tokens: int = 0
     wall_seconds: float = 0.0
     chunk_tokens: int | None = None
-    """The chunk budget used (chunk retrieval and curated)."""
+    """The chunk budget used (chunk and curated)."""
     builder_model: str | None = None
     key: str | None = None
     """The build's cache key (a model-built store only)."""
@@ -124,6 +120,11 @@ class BuildRecord(BaseModel):
     """Foldered: the folders of the final store."""
     reused: bool = False
     """The store came from the build cache without a model call."""
+
+    @field_validator("variant", mode="before")
+    @classmethod
+    def _old_chunk_spelling(cls, value: object) -> object:
+        return "chunk" if value == "chunk-retrieval" else value
 
 
 def unit_totals(units: list[UnitRecord]) -> dict[str, object]:

@@ -126,7 +126,7 @@ def build_chunk_store(
 ) -> BuildRecord:
     """Write one file per chunk under ``/memories/chunks/`` (``chunk-0001.md``, ...).
 
-    This is the store the chunk-retrieval variant's BM25 tool reads.
+    This is the store the chunk variant's BM25 tool reads.
 
     Args:
         conversation: The conversation to store.
@@ -136,7 +136,7 @@ def build_chunk_store(
     start = time.perf_counter()
     paths, size = _write_all(store, chunk_files(conversation, budget))
     return BuildRecord(
-        variant="chunk-retrieval", conversation_id=conversation.id,
+        variant="chunk", conversation_id=conversation.id,
         benchmark=conversation.benchmark, files=paths, bytes=size,
         wall_seconds=time.perf_counter() - start, chunk_tokens=budget,
     )

@@ -1,5 +1,7 @@
 """``memdir ask``: answer a question from a store with the search agent.
 
+``--variant`` takes the study's variant names (:data:`memdir.builders.VARIANTS`);
+the variant catalog picks the search prompt family and whether a store is read.
 ``memdir.agents`` (and with it inspect_ai) is imported only when the command
 runs, so other subcommands start fast.
 """
@@ -14,17 +16,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from memdir.builders import CATALOG, VARIANTS, variant_hint
 from memdir.cli._common import ExitCode, StoreArg, console, err_console, fail, open_store
 from memdir.config import get_settings
 
 if TYPE_CHECKING:
     from memdir.agents import Answer
 
-__all__ = ["OFFLINE_MODEL", "SEARCH_VARIANTS", "ask_command", "format_cost", "register"]
+__all__ = ["OFFLINE_MODEL", "ask_command", "format_cost", "register"]
 
-# The same names as memdir.agents.OFFLINE_MODEL / SEARCH_VARIANTS (a test keeps them equal).
+# The same name as memdir.agents.OFFLINE_MODEL (a test keeps them equal).
 OFFLINE_MODEL = "memdir/grep-reader"
-SEARCH_VARIANTS = ("hierarchical", "foldered", "flat", "chunk", "closed-book")
 
 
 def format_cost(cost: float | None, model: str) -> str:
@@ -67,8 +69,9 @@ def ask_command(
                      f"one, the offline {OFFLINE_MODEL} baseline)."),
     ] = None,
     variant: Annotated[
-        str, typer.Option("--variant", help=f"Store form: {', '.join(SEARCH_VARIANTS)}.")
-    ] = "hierarchical",
+        str, typer.Option("--variant", help="The memory variant the store is, which picks the "
+                          f"search prompt and tools: {', '.join(VARIANTS)}.")
+    ] = "curated",
     max_rounds: Annotated[
         int | None, typer.Option("--max-rounds", min=1, help="Tool-round budget (default 40).")
     ] = None,
@@ -97,20 +100,18 @@ def ask_command(
 
         MEMDIR_MODEL=openai/gpt-5.4-mini memdir ask ./memories "When is the wedding?" --json
     """
-    if variant not in SEARCH_VARIANTS:
-        fail(f"unknown variant {variant!r}.", f"choose one of: {', '.join(SEARCH_VARIANTS)}.")
-    from memdir.agents import AgentError, PriceTable, ask, role_config
+    if variant not in CATALOG:
+        fail(f"unknown variant {variant!r}.", f"{variant_hint(variant)}.")
+    spec = CATALOG[variant]
+    from memdir.agents import AgentError, PriceTable, ask, search_family_role
 
-    store = open_store(store_path) if variant != "closed-book" else None
+    store = open_store(store_path) if spec.needs_store else None
     chosen = model or get_settings().model or OFFLINE_MODEL
+    family = spec.search_family
     try:
         table = PriceTable.load(prices)
-        role = None
-        if max_rounds is not None:
-            tools = {"chunk": "chunk", "closed-book": None}.get(variant, "read")
-            role = role_config("search", prompt=f"search-{variant}", toolset=tools,
-                               max_rounds=max_rounds)
-        answer = asyncio.run(ask(store, question, chosen, variant=variant,  # type: ignore[arg-type]
+        role = None if max_rounds is None else search_family_role(family, max_rounds=max_rounds)
+        answer = asyncio.run(ask(store, question, chosen, variant=family,  # type: ignore[arg-type]
                                  role=role, prices=table))
     except AgentError as exc:
         fail(str(exc), "check the model name and its API key, or try again later.")

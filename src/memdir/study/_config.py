@@ -9,40 +9,70 @@ the PersonaMem 32k/128k contrast are all just lists in the same file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from memdir.builders import MODEL_BUILT, VariantName, variant_spec
+from memdir.builders import VARIANTS as VARIANTS
 from memdir.config import load_yaml_model
 
 __all__ = [
     "BUILT_VARIANTS",
     "HARNESSES",
+    "HARNESS_SPECS",
     "VARIANTS",
     "BenchmarkSpec",
     "Cell",
     "ConfigError",
     "Harness",
+    "HarnessSpec",
     "RoleSettings",
     "StudyConfig",
     "StudyVariant",
     "load_config",
 ]
 
-StudyVariant = Literal[
-    "closed-book", "chunk", "verbatim", "foldered",
-    "reorganized-preserve", "reorganized-condense", "curated",
-]
-VARIANTS: tuple[str, ...] = get_args(StudyVariant)
-BUILT_VARIANTS: frozenset[str] = frozenset(
-    {"foldered", "reorganized-preserve", "reorganized-condense", "curated"}
-)
+StudyVariant = VariantName
+"""A variant of :data:`memdir.builders.VARIANTS` (the catalog declares each one)."""
+BUILT_VARIANTS: frozenset[str] = frozenset(MODEL_BUILT)
 """Variants whose store a management model writes (the others cost no model call)."""
 
-Harness = Literal["center", "center+bm25", "shell"]
-HARNESSES: tuple[str, ...] = get_args(Harness)
+
+@dataclass(frozen=True)
+class HarnessSpec:
+    """One harness: the tool set the search agent gets on a store it browses.
+
+    The builder side of a harness (which tools a store's builder gets) is not a
+    choice yet: every builder role runs with its own tool set.
+    """
+
+    name: str
+    search_toolset: str
+
+
+HARNESS_SPECS: Final[Mapping[str, HarnessSpec]] = {
+    spec.name: spec for spec in (
+        HarnessSpec("center", search_toolset="read"),
+        HarnessSpec("center+bm25", search_toolset="bm25"),
+        HarnessSpec("shell", search_toolset="shell"),
+    )
+}
+HARNESSES: Final[tuple[str, ...]] = tuple(HARNESS_SPECS)
+
+
+def _known_harness(name: str) -> str:
+    if name not in HARNESS_SPECS:
+        raise ValueError(f"unknown harness {name!r}; choose one of {', '.join(HARNESSES)}")
+    return name
+
+
+Harness = Annotated[str, AfterValidator(_known_harness)]
+"""A harness of :data:`HARNESSES`."""
 Effort = Literal["minimal", "low", "medium", "high"]
 
 
@@ -126,7 +156,7 @@ class Cell(BaseModel):
     @property
     def store_key(self) -> str:
         """Names the store this cell reads; cells that share it share one build."""
-        builder = self.builder_model if self.variant in BUILT_VARIANTS else "none"
+        builder = self.builder_model if variant_spec(self.variant).model_built else "none"
         return _slug(f"{self.dataset_key}__{self.conversation}__{self.variant}__{builder}")
 
     @property
@@ -158,7 +188,7 @@ class StudyConfig(BaseModel):
     search: RoleSettings
     management: RoleSettings | None = None
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
-    harnesses: list[Harness] = Field(default_factory=lambda: list[Harness](["center"]))
+    harnesses: list[Harness] = Field(default_factory=lambda: ["center"], min_length=1)
     concurrency: int = Field(default=8, ge=1)
     chunk_tokens: int = Field(default=4000, gt=0)
     reorganize_passes: int = Field(default=5, ge=1)
@@ -170,8 +200,9 @@ class StudyConfig(BaseModel):
     def cells(self) -> list[Cell]:
         """Every cell, in a stable order.
 
-        Closed-book reads no store and chunk retrieval has its own tool, so they
-        get the first harness only; zero-cost variants get no builder model.
+        A variant whose search tool set is not the harness's (closed-book reads no
+        store, chunk has its own tool) gets the first harness only; zero-cost
+        variants get no builder model.
 
         Raises:
             ConfigError: A model-built variant is asked for without a management model.
@@ -181,8 +212,8 @@ class StudyConfig(BaseModel):
             for tier, conv, variant in product(bench.label_tiers, bench.conversations,
                                                self.variants):
                 builders = self._builders(variant)
-                harnesses = self.harnesses if variant not in ("closed-book", "chunk") else [
-                    self.harnesses[0]]
+                harnesses = (self.harnesses if variant_spec(variant).harnessed
+                             else self.harnesses[:1])
                 for builder, searcher, harness in product(builders, self.search.models,
                                                           harnesses):
                     cells.append(Cell(benchmark=bench.name, tier=tier, conversation=conv,
@@ -192,7 +223,7 @@ class StudyConfig(BaseModel):
         return _unique(cells)
 
     def _builders(self, variant: str) -> list[str | None]:
-        if variant not in BUILT_VARIANTS:
+        if not variant_spec(variant).model_built:
             return [None]
         if self.management is None:
             raise ConfigError(

@@ -23,7 +23,8 @@ from pydantic import BaseModel
 
 from memdir.agents import is_offline
 from memdir.bench import DatasetError
-from memdir.study._config import BUILT_VARIANTS, Cell, StudyConfig
+from memdir.builders import variant_spec
+from memdir.study._config import Cell, StudyConfig
 from memdir.study._stores import cell_input
 
 __all__ = ["BASIS", "CellEstimate", "estimate_cells", "reference_range"]
@@ -61,8 +62,8 @@ def reference_range(cell: Cell) -> tuple[float, float] | None:
     """Cents per query for the cell's searcher on its benchmark, or None if there is no basis."""
     if is_offline(cell.search_model):
         return (0.0, 0.0)
-    if cell.variant == "closed-book":
-        return None
+    if not variant_spec(cell.variant).needs_store:
+        return None  # the reference figures are for searching a store
     base = _MINI_CENTS.get(cell.dataset_key)
     scale = _SCALE.get(cell.search_model.rsplit("/", 1)[-1])
     if base is None or scale is None:
@@ -90,7 +91,7 @@ def estimate_cells(config: StudyConfig, data_dir: Path | None) -> list[CellEstim
         notes = []
         if per is None:
             notes.append("no reference figure for this searcher/variant")
-        if cell.variant in BUILT_VARIANTS:
+        if variant_spec(cell.variant).model_built:
             notes.append(f"plus an unestimated build by {cell.builder_model}")
         estimates.append(CellEstimate(
             cell=cell, questions=questions, questions_from=source,

@@ -11,7 +11,8 @@ from typing import Any
 
 import yaml
 
-from memdir.agents import load_prompt
+from memdir.agents import load_prompt, role_config
+from memdir.builders import variant_spec
 from memdir.store import Store
 from memdir.study._config import Cell, StudyConfig
 from memdir.study._roles import search_role
@@ -34,13 +35,15 @@ def _versions() -> dict[str, str]:
     return found
 
 
-_BUILDERS: dict[str, tuple[tuple[str, ...], str]] = {
-    "foldered": (("foldering",), "folder"),
-    "reorganized-preserve": (("reorganize-preserve", "reorganize-preserve-blocks"), "write"),
-    "reorganized-condense": (("reorganize-condense", "reorganize-condense-blocks"), "write"),
-    "curated": (("management-conversation", "management-blocks"), "write"),
-}
-"""The system prompts (session and block locator forms) and tool set of each model build."""
+def _builder_prompts(variant: str) -> tuple[str, ...]:
+    """The builder's system prompts of a variant, in both locator forms (none if zero-cost)."""
+    return tuple(sorted(set(variant_spec(variant).prompts.values())))
+
+
+def _builder_toolset(variant: str) -> str | None:
+    """The tool set a variant's builder role runs with (None: no model builds it)."""
+    role = variant_spec(variant).role
+    return None if role is None else role_config(role).toolset
 
 
 def _prompt_hashes(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
@@ -51,14 +54,14 @@ def _prompt_hashes(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
     """
     names = {search_role(c, config).prompt for c in cells}
     for cell in cells:
-        names.update(_BUILDERS.get(cell.variant, ((), ""))[0])
+        names.update(_builder_prompts(cell.variant))
     return {name: load_prompt(name).sha256 for name in sorted(names)}
 
 
 def _toolset_digests(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
     """Digest of every tool set the cells use (search and build): names, descriptions, schemas."""
     names = {t for c in cells if (t := search_role(c, config).toolset) is not None}
-    names.update(_BUILDERS[c.variant][1] for c in cells if c.variant in _BUILDERS)
+    names.update(t for c in cells if (t := _builder_toolset(c.variant)) is not None)
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "memories", create=True)
         return {name: make_toolset(name, store).digest() for name in sorted(names)}

@@ -2,33 +2,36 @@
 
 from __future__ import annotations
 
-from memdir.agents import RoleConfig, SearchVariant, role_config
-from memdir.study._config import Cell, StudyConfig
+from collections.abc import Mapping
+from typing import Final, cast
+
+from memdir.agents import RoleConfig, SearchVariant, search_family_role
+from memdir.builders import CATALOG, variant_spec
+from memdir.study._config import HARNESS_SPECS, Cell, StudyConfig
 
 __all__ = ["ASK_VARIANT", "HARNESS_TOOLSET", "search_role"]
 
-ASK_VARIANT: dict[str, SearchVariant] = {
-    "closed-book": "closed-book", "chunk": "chunk", "verbatim": "flat",
-    "foldered": "foldered", "reorganized-preserve": "hierarchical",
-    "reorganized-condense": "hierarchical", "curated": "hierarchical",
+ASK_VARIANT: Final[Mapping[str, SearchVariant]] = {
+    name: cast(SearchVariant, spec.search_family) for name, spec in CATALOG.items()
 }
-"""Study variant -> the search prompt family member of :func:`memdir.agents.ask`."""
+"""Study variant -> the search prompt family of :func:`memdir.agents.ask` (from the catalog)."""
 
-HARNESS_TOOLSET = {"center": "read", "center+bm25": "bm25", "shell": "shell"}
+HARNESS_TOOLSET: Final[Mapping[str, str]] = {
+    name: spec.search_toolset for name, spec in HARNESS_SPECS.items()
+}
 """Harness -> the tool set the search agent gets on a store it browses."""
 
 
 def search_role(cell: Cell, config: StudyConfig) -> RoleConfig:
     """The search role a cell runs: prompt and tools from its variant and harness."""
-    variant = ASK_VARIANT[cell.variant]
-    toolset = {"closed-book": None, "chunk": "chunk"}.get(variant, HARNESS_TOOLSET[cell.harness])
-    changes: dict[str, object] = {"prompt": f"search-{variant}", "toolset": toolset}
-    if variant == "closed-book":
-        changes["max_rounds"] = 1
-    elif config.search.max_rounds is not None:
-        changes["max_rounds"] = config.search.max_rounds
-    if config.search.effort is not None:
-        changes["reasoning_effort"] = config.search.effort
-    if config.search.max_tokens is not None:
-        changes["max_tokens"] = config.search.max_tokens
-    return role_config("search", **changes)
+    spec = variant_spec(cell.variant)
+    toolset = HARNESS_TOOLSET[cell.harness] if spec.harnessed else spec.search_toolset
+    changes: dict[str, object] = {"toolset": toolset}
+    settings = config.search
+    if settings.max_rounds is not None:
+        changes["max_rounds"] = settings.max_rounds
+    if settings.effort is not None:
+        changes["reasoning_effort"] = settings.effort
+    if settings.max_tokens is not None:
+        changes["max_tokens"] = settings.max_tokens
+    return search_family_role(spec.search_family, **changes)

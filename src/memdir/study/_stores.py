@@ -1,6 +1,6 @@
 """A cell's inputs: its conversation and questions, and the store it reads (built once).
 
-Closed-book, chunk retrieval and the verbatim dump are rendered from the
+Closed-book, the chunk store and the verbatim dump are rendered from the
 conversation at no model cost, afresh on every run. The foldered, reorganized and
 curated stores are written by the cell's builder model through
 :mod:`memdir.builders`, in a build folder keyed by their whole configuration
@@ -32,19 +32,11 @@ from memdir.bench import (
     personamem_prefix,
     terminal_questions,
 )
-from memdir.builders import (
-    BuildError,
-    BuildRecord,
-    BuiltStore,
-    build_chunk_store,
-    build_closed_book,
-    build_model_variant,
-    build_verbatim,
-)
+from memdir.builders import BuildError, BuiltVariant, build_variant, variant_spec
 from memdir.metrics import measure_store
 from memdir.store import Store
 from memdir.store.history import HistoryError
-from memdir.study._config import BUILT_VARIANTS, Cell, StudyConfig
+from memdir.study._config import Cell, StudyConfig
 from memdir.study._evals import EvalFailed, eval_build
 from memdir.study._records import StoreInfo
 
@@ -146,7 +138,7 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
                       config: StudyConfig, models: Mapping[str, Model],
                       prices: PriceTable, *, log_dir: Path | None = None
                       ) -> tuple[Store | None, StoreInfo]:
-    """Build the cell's store under ``root/<store key>``.
+    """Build the cell's store: a zero-cost one afresh under ``root/<store key>``.
 
     Args:
         cell: The cell whose store to build.
@@ -162,39 +154,21 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
         StoreBuildFailed: A model-built variant's build failed.
         BuilderUnavailable: A model-built variant has no builder model.
     """
-    if cell.variant in BUILT_VARIANTS:
-        return await _build_with_model(cell, conversation, root, config, models, prices,
-                                       log_dir)
-    if cell.variant == "closed-book":
-        record = build_closed_book(conversation)
-        return None, StoreInfo(key=cell.store_key, variant=cell.variant, path=None,
-                               build=record.model_dump(mode="json"))
+    by_model = variant_spec(cell.variant).model_built
     folder = root / cell.store_key
-    if folder.exists():
-        shutil.rmtree(folder)
-    store = Store(folder / "memories", create=True)
-    built: BuildRecord
-    if cell.variant == "chunk":
-        built = build_chunk_store(conversation, store, config.chunk_tokens)
-    else:
-        built = build_verbatim(conversation, store)
-    info = StoreInfo(key=cell.store_key, variant=cell.variant, path=str(folder / "memories"),
-                     build=built.model_dump(mode="json"), profile=_profile(store, config.seed))
-    return store, info
-
-
-async def _build_with_model(cell: Cell, conversation: Conversation, root: Path,
-                            config: StudyConfig, models: Mapping[str, Model],
-                            prices: PriceTable, log_dir: Path | None) -> tuple[Store, StoreInfo]:
-    if cell.builder_model is None:
+    if by_model and cell.builder_model is None:
         raise BuilderUnavailable(f"the {cell.variant} store needs a builder model; add a "
                                  "'management: {models: [...]}' section to the config")
+    if not by_model and folder.exists():
+        shutil.rmtree(folder)
     settings = config.management
-    model = models.get(cell.builder_model, cell.builder_model)
+    model = models.get(cell.builder_model, cell.builder_model) if cell.builder_model else None
 
-    def build() -> Awaitable[BuiltStore]:
-        return build_model_variant(
-            cell.variant, conversation, config.build_cache or root, model,
+    def build() -> Awaitable[BuiltVariant]:
+        return build_variant(
+            cell.variant, conversation, store_dir=folder / "memories",
+            cache=config.build_cache or root,
+            model=model if by_model else None,
             max_rounds=settings.max_rounds if settings else None,
             max_tokens=settings.max_tokens if settings else None,
             effort=settings.effort if settings else None,
@@ -203,7 +177,7 @@ async def _build_with_model(cell: Cell, conversation: Conversation, root: Path,
         )
 
     try:
-        if log_dir is None:
+        if log_dir is None or model is None or not by_model:
             built = await build()
         else:
             built = await eval_build(f"build__{cell.store_key}", model, log_dir, build,
@@ -211,11 +185,17 @@ async def _build_with_model(cell: Cell, conversation: Conversation, root: Path,
     except (BuildError, HistoryError, EvalFailed) as exc:
         raise StoreBuildFailed(f"building the {cell.variant} store with "
                                f"{cell.builder_model} failed: {exc}") from exc
-    record = built.record
-    info = StoreInfo(key=cell.store_key, variant=cell.variant, path=str(built.store.root),
-                     build=record.model_dump(mode="json"), build_usage=record.usage,
-                     build_cost=record.cost, profile=_profile(built.store, config.seed))
-    return built.store, info
+    store, record = built.store, built.record
+    if store is None:
+        return None, StoreInfo(key=cell.store_key, variant=cell.variant, path=None,
+                               build=record.model_dump(mode="json"))
+    info = StoreInfo(key=cell.store_key, variant=cell.variant,
+                     path=str(store.root if by_model else folder / "memories"),
+                     build=record.model_dump(mode="json"),
+                     build_usage=record.usage if by_model else None,
+                     build_cost=record.cost if by_model else None,
+                     profile=_profile(store, config.seed))
+    return store, info
 
 
 def _profile(store: Store, seed: int) -> dict[str, Any]:
