@@ -25,8 +25,24 @@ from memdir.store._frontmatter import (
 )
 from memdir.store._lint import Finding, check_xref, fix_store, lint_store
 from memdir.store._markdown import Heading, Section, XRef, find_section, headings, sections, xrefs
-from memdir.store._paths import ROOT, StorePath, atomic_write, resolve, to_virtual
-from memdir.store._store import ANY_VERSION, DEFAULT_MAX_FILE_BYTES, Entry, Store, digest_text
+from memdir.store._paths import (
+    MARKDOWN,
+    ROOT,
+    NamePolicy,
+    StorePath,
+    atomic_write,
+    resolve,
+    to_virtual,
+)
+from memdir.store._store import (
+    ANY_VERSION,
+    DEFAULT_MAX_FILE_BYTES,
+    Entry,
+    EntryKind,
+    Store,
+    digest_text,
+)
+from memdir.store._tree import Node, NodeKind
 
 __all__ = [
     "ANY_VERSION",
@@ -37,11 +53,16 @@ __all__ = [
     "Defect",
     "Document",
     "Entry",
+    "EntryKind",
     "FileExistsInStoreError",
     "FileTooLargeError",
     "Finding",
     "Frontmatter",
     "Heading",
+    "MARKDOWN",
+    "NamePolicy",
+    "Node",
+    "NodeKind",
     "NotFoundError",
     "PathError",
     "Section",
