@@ -14,6 +14,8 @@ from memdir.store._errors import (
 )
 from memdir.store._frontmatter import (
     DESCRIPTION_MAX_CHARS,
+    MAX_NESTING,
+    MAX_NODES,
     Defect,
     Frontmatter,
     SkillMetadata,
@@ -60,6 +62,8 @@ __all__ = [
     "Frontmatter",
     "Heading",
     "MARKDOWN",
+    "MAX_NESTING",
+    "MAX_NODES",
     "NamePolicy",
     "Node",
     "NodeKind",

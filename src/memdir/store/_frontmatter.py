@@ -104,6 +104,8 @@ def load_header(header: str) -> Any:
     Raises:
         yaml.YAMLError: The text is not valid YAML, or over one of the bounds.
     """
+    if _bracket_depth(header) > MAX_NESTING:
+        raise yaml.YAMLError(f"the header nests lists or mappings more than {MAX_NESTING} deep")
     loader = _BoundedLoader(header)
     try:
         node = loader.get_single_node()
@@ -119,6 +121,24 @@ def load_header(header: str) -> Any:
         raise yaml.YAMLError("the header nests too deep") from None
     finally:
         loader.dispose()
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest bracket nesting in ``text`` (a cheap over-estimate of flow nesting).
+
+    Lets a header of thousands of ``[`` be refused before the YAML scanner reads
+    every one of them; balanced brackets in plain text never add up.
+    """
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return 0
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}" and depth:
+            depth -= 1
+    return deepest
 
 
 def description_of(head: str) -> str | None:

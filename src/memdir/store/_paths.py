@@ -54,7 +54,7 @@ __all__ = [
 ROOT = "/memories"
 """The name agents see for the store root."""
 
-_MAX_PATH_CHARS = 1024
+_MAX_PATH_CHARS = 4096
 _MAX_COMPONENT_BYTES = 255
 _MAX_SHOWN = 120
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -338,6 +338,11 @@ def open_dir(root_fd: int, parts: tuple[str, ...], *, create: bool = False) -> i
         for name in parts:
             try:
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except NotADirectoryError:
+                st = lstat_at(fd, name)
+                if st is not None and stat.S_ISLNK(st.st_mode):
+                    raise OSError(errno.ELOOP, "a symbolic link") from None
+                raise
             except FileNotFoundError:
                 if not create:
                     raise

@@ -52,7 +52,7 @@ from memdir.store._paths import (
     write_at,
     write_temp_at,
 )
-from memdir.store._tree import Node, walk_tree
+from memdir.store._tree import Node, make_plain, walk_tree
 
 __all__ = [
     "ANY_VERSION",
@@ -577,6 +577,29 @@ class Store:
         if len(head) == _HEAD_BYTES and b"\n---" not in head[3:]:
             head = read_at(fd, name, _MAX_HEADER_BYTES)
         return description_of(head.decode("utf-8", errors="replace"))
+
+    def make_plain(self, *, keep_git: bool = True) -> list[tuple[str, str]]:
+        """Remove links and special files and clear setuid, setgid and execute bits.
+
+        For code that let something else change the files (the shell tool): call
+        it under :meth:`locked`, before the lock is released, so no other tool
+        ever meets what was planted. Returns (path, what was done) pairs.
+
+        Args:
+            keep_git: Keep a ``.git`` at the root; pass False when there was none
+                before the change (git would run hooks and config planted in it).
+        """
+        try:
+            done = make_plain(self.root, self.names)
+            with self._root() as fd:
+                if not keep_git and lstat_at(fd, ".git") is not None:
+                    remove_at(fd, ".git")
+                    done.append((f"{ROOT}/.git", "removed a repository it created"))
+        except OSError as exc:
+            raise self._fail(exc, ROOT) from None
+        if done:
+            self.note_change()
+        return done
 
     def stray_files(self) -> list[Path]:
         """Host files under the root that are not memory files (contract defects).

@@ -18,11 +18,19 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, Literal
 
-from memdir.store._paths import MARKDOWN, NamePolicy, is_temp_name, open_dir, to_virtual
+from memdir.store._paths import (
+    MARKDOWN,
+    NamePolicy,
+    is_temp_name,
+    open_dir,
+    open_root,
+    to_virtual,
+)
 
-__all__ = ["STATE_NAMES", "Node", "NodeKind", "walk_tree"]
+__all__ = ["STATE_NAMES", "Node", "NodeKind", "make_plain", "walk_tree"]
 
 STATE_NAMES: Final = frozenset({".memdir", ".git"})
 """The store's own state at the root; never part of the tree."""
@@ -202,3 +210,76 @@ def _scan(
     if handle.pending == 0:
         _close(handle, open_handles)
     return folders + files
+
+
+_SPECIAL_BITS: Final = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
+_FILE_OPEN: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def make_plain(root: Path, names: NamePolicy = MARKDOWN) -> list[tuple[str, str]]:
+    """Leave only plain files and folders under ``root``; return what was done where.
+
+    Symbolic links, FIFOs, sockets and devices are removed; setuid, setgid and
+    sticky bits are cleared everywhere and execute bits on files; every file
+    stays readable and writable by its owner, every folder usable. Hidden
+    entries are included (the store's own state at the root is not). Nothing
+    is followed, so a link is removed itself, never what it points to.
+    """
+    done: list[tuple[str, str]] = []
+    root_fd = open_root(root)
+    try:
+        nodes = walk_tree(root_fd, hidden=True, names=names)
+        for node in nodes:
+            action = _plain_action(node)
+            if action is None:
+                continue
+            try:
+                parent = open_dir(root_fd, node.parts[:-1])
+            except OSError:
+                continue  # its folder went with an earlier removal
+            try:
+                _make_plain_at(parent, node)
+                done.append((node.virtual, action))
+            except OSError:
+                continue  # gone meanwhile
+            finally:
+                os.close(parent)
+    finally:
+        os.close(root_fd)
+    return done
+
+
+def _plain_action(node: Node) -> str | None:
+    if node.kind == "link":
+        return "removed a symbolic link"
+    if node.kind == "special":
+        return "removed a special file (FIFO, socket or device)"
+    if node.kind == "dir":
+        if node.mode & _SPECIAL_BITS or node.mode & 0o700 != 0o700:
+            return "reset the folder's permission bits"
+        return None
+    if node.mode & (_SPECIAL_BITS | 0o111) or node.mode & 0o600 != 0o600:
+        return "cleared setuid, setgid and execute bits"
+    return None
+
+
+def _make_plain_at(parent: int, node: Node) -> None:
+    st = os.stat(node.name, dir_fd=parent, follow_symlinks=False)
+    if node.kind in ("link", "special"):
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(node.name, dir_fd=parent)
+        return
+    is_dir = stat.S_ISDIR(st.st_mode)
+    mode = (st.st_mode & 0o777 | 0o700) if is_dir else (st.st_mode & 0o666 | 0o600)
+    try:
+        fd = os.open(node.name, _DIR_FLAGS if is_dir else _FILE_OPEN, dir_fd=parent)
+    except PermissionError:
+        # Unreadable to its owner (mode 000): set the bits by name; it is not a link
+        # (checked just above) and the command that made it has ended.
+        os.chmod(node.name, mode, dir_fd=parent)
+        return
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode) == is_dir:
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
