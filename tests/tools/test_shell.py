@@ -166,7 +166,7 @@ async def test_broken_frontmatter_links_and_hidden_files_are_reported(shell: Too
         "mkdir /memories/.x && echo y > /memories/.x/y.md",
     )
     assert "/memories/bare.md" in out and "missing-frontmatter" in out
-    assert "/memories/link.md: symlink:" in out
+    assert "/memories/link.md: removed a symbolic link" in out  # gone before the lock is freed
     assert "/memories/.x/y.md: hidden-file:" in out
     again = await _run(shell, "true")
     assert again == "[exit status 0]"  # defects are reported once, when they appear
@@ -232,3 +232,62 @@ async def test_endless_output_is_stopped_before_the_time_limit(
     assert "[stopped: the command printed more than 16,777,216 bytes" in out
     assert "[output cut" in out
     assert time.monotonic() - started < 25
+
+
+async def test_a_swap_under_the_lock_never_reaches_the_host(
+    shell: ToolSet, store: Store, tmp_path: Path
+) -> None:
+    # The command holds the store lock while it swaps a folder for a link to a host
+    # folder; a delete and a rename from another session wait for the lock meanwhile.
+    import asyncio
+
+    host = tmp_path / "host-dir"
+    (host / "sub").mkdir(parents=True)
+    (host / "sub" / "keep.md").write_text(_md("keep", "host file"))
+    store.write("/memories/people/sub/x.md", _md("x", "store file"))
+    other = Store(store.root)
+
+    def waiting_session() -> list[str]:
+        time.sleep(0.3)  # the command has the lock by now
+        outcomes = []
+        for act in (lambda: other.delete("/memories/people/sub"),
+                    lambda: other.rename("/memories/people/sub", "/memories/pulled"),
+                    lambda: other.write("/memories/people/sub/new.md", _md("new", "x"))):
+            try:
+                act()
+                outcomes.append("done")
+            except Exception as exc:  # noqa: BLE001 - the outcome is what is checked
+                outcomes.append(type(exc).__name__)
+        return outcomes
+
+    waiter = asyncio.create_task(asyncio.to_thread(waiting_session))
+    out = await _run(shell, f"mv people aside; ln -s {host} people; sleep 0.6")
+    outcomes = await waiter
+    assert "/memories/people: removed a symbolic link" in out
+    assert sorted(p.relative_to(host).as_posix() for p in host.rglob("*")) == [
+        "sub", "sub/keep.md"]
+    assert outcomes == ["NotFoundError", "NotFoundError", "done"]
+    assert sorted(store.files()) == ["/memories/aside/alice.md", "/memories/aside/sub/x.md",
+                             "/memories/people/sub/new.md"]
+
+
+async def test_setuid_executables_and_fifos_do_not_survive_a_call(
+    shell: ToolSet, store: Store
+) -> None:
+    out = await _run(shell, "cp /usr/bin/id x.md; chmod 4755 x.md; mkfifo pipe.md; "
+                     "mkdir d; chmod 2777 d; python3 -c \"import socket; "
+                     "socket.socket(socket.AF_UNIX).bind('d/s.md')\"")
+    assert (store.root / "x.md").stat().st_mode & 0o7111 == 0
+    assert not (store.root / "pipe.md").exists() and not (store.root / "d" / "s.md").exists()
+    assert (store.root / "d").stat().st_mode & 0o7000 == 0
+    assert "/memories/pipe.md: removed a special file" in out
+    assert "/memories/x.md: cleared setuid" in out
+    started = time.monotonic()
+    view = await make_toolset("write", store).call("view", {"path": "/memories/pipe.md"})
+    assert view.is_error and time.monotonic() - started < 5
+
+
+async def test_a_repository_planted_by_a_command_is_removed(shell: ToolSet, store: Store) -> None:
+    out = await _run(shell, "mkdir -p .git/hooks && echo '[core]' > .git/config")
+    assert not (store.root / ".git").exists()
+    assert "/memories/.git: removed a repository" in out

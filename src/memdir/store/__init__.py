@@ -14,6 +14,8 @@ from memdir.store._errors import (
 )
 from memdir.store._frontmatter import (
     DESCRIPTION_MAX_CHARS,
+    MAX_NESTING,
+    MAX_NODES,
     Defect,
     Frontmatter,
     SkillMetadata,
@@ -25,8 +27,24 @@ from memdir.store._frontmatter import (
 )
 from memdir.store._lint import Finding, check_xref, fix_store, lint_store
 from memdir.store._markdown import Heading, Section, XRef, find_section, headings, sections, xrefs
-from memdir.store._paths import ROOT, StorePath, atomic_write, resolve, to_virtual
-from memdir.store._store import ANY_VERSION, DEFAULT_MAX_FILE_BYTES, Entry, Store, digest_text
+from memdir.store._paths import (
+    MARKDOWN,
+    ROOT,
+    NamePolicy,
+    StorePath,
+    atomic_write,
+    resolve,
+    to_virtual,
+)
+from memdir.store._store import (
+    ANY_VERSION,
+    DEFAULT_MAX_FILE_BYTES,
+    Entry,
+    EntryKind,
+    Store,
+    digest_text,
+)
+from memdir.store._tree import Node, NodeKind
 
 __all__ = [
     "ANY_VERSION",
@@ -37,11 +55,18 @@ __all__ = [
     "Defect",
     "Document",
     "Entry",
+    "EntryKind",
     "FileExistsInStoreError",
     "FileTooLargeError",
     "Finding",
     "Frontmatter",
     "Heading",
+    "MARKDOWN",
+    "MAX_NESTING",
+    "MAX_NODES",
+    "NamePolicy",
+    "Node",
+    "NodeKind",
     "NotFoundError",
     "PathError",
     "Section",

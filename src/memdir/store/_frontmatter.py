@@ -5,6 +5,11 @@ equal to the file stem), ``description`` (one short line) and optionally
 ``metadata`` (a free map), then ``---``. Keys memdir does not know are kept as
 they are. Parsing never raises on bad input: it returns the defects it found so
 that callers (lint, the tools, the health report) can say what is wrong.
+
+This module is the one reader of frontmatter YAML (:func:`load_header`). It is
+bounded: nesting deeper than :data:`MAX_NESTING` and documents whose aliases
+would expand to more than :data:`MAX_NODES` nodes are refused as invalid YAML, so
+a few hundred bytes can neither exhaust memory nor the interpreter's stack.
 """
 
 from __future__ import annotations
@@ -17,9 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "DESCRIPTION_MAX_CHARS",
+    "MAX_NESTING",
+    "MAX_NODES",
     "Defect",
     "Frontmatter",
     "ParsedFile",
+    "description_of",
+    "load_header",
     "SkillMetadata",
     "SkillSource",
     "parse_file",
@@ -32,6 +41,137 @@ DESCRIPTION_MAX_CHARS = 200
 """Longest description accepted as 'one short line'."""
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+MAX_NESTING = 64
+"""Deepest nesting of lists and mappings accepted in a header."""
+MAX_NODES = 10_000
+"""Most YAML nodes a header may stand for once its aliases are expanded."""
+
+_SIMPLE_DESC = re.compile(r"^description:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_YAML_SPECIAL = tuple("'\"|>[{&*!%@`#")
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """A safe loader that refuses nesting deeper than :data:`MAX_NESTING`."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise yaml.YAMLError(
+                    f"the header nests lists or mappings more than {MAX_NESTING} deep"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many nodes ``root`` stands for with every alias expanded (memoised, iterative)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if ready or not children:
+            sizes[id(node)] = 1 + sum(sizes.get(id(c), 1) for c in children)
+            if sizes[id(node)] > MAX_NODES:
+                return sizes[id(node)]
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def load_header(header: str) -> Any:
+    """Parse frontmatter YAML safely: no tags, bounded nesting and alias expansion.
+
+    Raises:
+        yaml.YAMLError: The text is not valid YAML, or over one of the bounds.
+    """
+    if _bracket_depth(header) > MAX_NESTING:
+        raise yaml.YAMLError(f"the header nests lists or mappings more than {MAX_NESTING} deep")
+    loader = _BoundedLoader(header)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node) > MAX_NODES:
+            raise yaml.YAMLError(
+                f"the header's aliases expand to more than {MAX_NODES:,} values; write the "
+                "values out instead of repeating anchors"
+            )
+        return loader.construct_document(node)
+    except RecursionError:
+        raise yaml.YAMLError("the header nests too deep") from None
+    finally:
+        loader.dispose()
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest bracket nesting in ``text`` (a cheap over-estimate of flow nesting).
+
+    Lets a header of thousands of ``[`` be refused before the YAML scanner reads
+    every one of them; balanced brackets in plain text never add up.
+    """
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return 0
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}" and depth:
+            depth -= 1
+    return deepest
+
+
+def description_of(head: str) -> str | None:
+    """The description in the frontmatter at the start of ``head``, for listings.
+
+    ``head`` may be just the start of a file, as long as the header is complete.
+    The result is one line, cut to :data:`DESCRIPTION_MAX_CHARS` characters with a
+    mark; None when there is no header or no description.
+    """
+    head = head.removeprefix("\ufeff")
+    if not head.startswith("---"):
+        return None
+    end = head.find("\n---", 3)
+    if end < 0:
+        return None
+    header = head[4:end]
+    match = _SIMPLE_DESC.search(header)
+    value: str | None = None
+    if match is not None:
+        simple = match.group(1)
+        plain = not simple.startswith(_YAML_SPECIAL) and ": " not in simple
+        if simple and plain and " #" not in simple:
+            value = simple
+    if value is None:
+        try:
+            data = load_header(header)
+        except yaml.YAMLError:
+            return None
+        if not isinstance(data, dict) or data.get("description") is None:
+            return None
+        value = " ".join(str(data["description"]).split())
+    if len(value) > DESCRIPTION_MAX_CHARS:
+        value = value[:DESCRIPTION_MAX_CHARS] + " [...]"
+    return value
 
 DefectCode = Literal[
     "missing-frontmatter",
@@ -156,7 +296,7 @@ def parse_file(text: str, stem: str | None = None) -> ParsedFile:
     import yaml  # imported on first parse, so commands that never parse skip it
 
     try:
-        raw = yaml.safe_load(header) if header.strip() else {}
+        raw = load_header(header) if header.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1

@@ -49,7 +49,7 @@ def check_xref(store: Store, ref: XRef, cache: dict[str, Document] | None = None
         target = store.resolve(ref.target, "file")
     except StoreError as exc:
         return str(exc)
-    if not target.host.is_file():
+    if store.kind(target.virtual) != "file":
         return f"{ref.target} does not exist"
     if not ref.section:
         return None

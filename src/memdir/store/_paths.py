@@ -1,36 +1,105 @@
-"""Agent paths to host paths, and atomic writes: the store's one safety boundary.
+"""Agent paths, and every file-system act on them: the store's one safety boundary.
 
-Agents name files as ``/memories/people/alice.md``. :func:`resolve` turns such a
-name into a host path under the store root, or refuses it. The rules: no NUL
-bytes or control characters, no ``..`` components, no absolute host paths, no
-hidden components (memdir keeps its own state in ``.memdir`` and ``.git``), no
-symlink that leads outside the root, and a file name must end in ``.md``.
+Agents name files as ``/memories/people/alice.md``. :func:`split` checks such a
+name and turns it into components, or refuses it. The rules: no NUL bytes or
+control characters, no lone surrogates, no ``..`` components, no absolute host
+paths, no hidden components (memdir keeps its own state in ``.memdir`` and
+``.git``), no component over 255 bytes, and a file name the store's
+:class:`NamePolicy` accepts (memdir's own: ``.md`` only).
+
+Acting on a checked name never goes through a host path string. Every read,
+write, delete, rename and listing opens the components one by one from the
+root's directory handle, refusing symbolic links at each step (``O_NOFOLLOW``),
+and then acts relative to the handle of the last folder (``openat``-style). A
+racing process that swaps a folder for a link to a host folder between the check
+and the act therefore makes the act fail; it can never redirect it. Files are
+opened non-blocking and checked to be regular files before any byte is read, so
+a FIFO or socket under a markdown name neither hangs nor crashes a reader.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
+import secrets
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Final, Literal
 
-from memdir.store._errors import PathError
+from memdir.store._errors import (
+    FileExistsInStoreError,
+    NotFoundError,
+    PathError,
+    StoreError,
+)
 
-__all__ = ["ROOT", "StorePath", "atomic_write", "posix_parts", "resolve", "to_virtual"]
+__all__ = [
+    "MARKDOWN",
+    "ROOT",
+    "NamePolicy",
+    "StorePath",
+    "atomic_write",
+    "is_temp_name",
+    "os_error",
+    "posix_parts",
+    "resolve",
+    "shown",
+    "split",
+    "to_virtual",
+]
 
 ROOT = "/memories"
 """The name agents see for the store root."""
 
-_MAX_PATH_CHARS = 1024
-_MAX_COMPONENT_CHARS = 255
+_MAX_PATH_CHARS = 4096
+_MAX_COMPONENT_BYTES = 255
+_MAX_SHOWN = 120
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_TEMP_PREFIX: Final = ".tmp-"
+_TEMP_SUFFIX: Final = ".part"
 
 Kind = Literal["file", "dir", "any"]
 
 
 @dataclass(frozen=True, slots=True)
+class NamePolicy:
+    """Which file names a store holds.
+
+    Args:
+        suffixes: Accepted file name endings (``(".md",)`` for memdir), or None to
+            accept any name with an extension (a dot not at the start).
+        label: How messages name the accepted files, e.g. "markdown file".
+    """
+
+    suffixes: tuple[str, ...] | None = (".md",)
+    label: str = "markdown file"
+
+    def is_file_name(self, name: str) -> bool:
+        """Whether ``name`` is the name of a file this store holds."""
+        if self.suffixes is None:
+            return "." in name.lstrip(".")
+        return name.endswith(self.suffixes)
+
+    def looks_like_file(self, name: str) -> bool:
+        """Whether ``name`` was meant as a file (it has an extension)."""
+        return "." in name
+
+
+MARKDOWN: Final = NamePolicy()
+"""memdir's own policy: only ``.md`` files live in a store."""
+
+
+@dataclass(frozen=True, slots=True)
 class StorePath:
-    """A checked location in a store: its agent-facing name and its host path."""
+    """A checked location in a store: its agent-facing name and its host path.
+
+    ``host`` is for display and for code outside the store that has no handle;
+    the store itself acts through :attr:`parts` from the root's handle.
+    """
 
     virtual: str
     host: Path
@@ -39,6 +108,21 @@ class StorePath:
     def is_root(self) -> bool:
         """Whether this is the store root itself."""
         return self.virtual == ROOT
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The components below the root (``()`` for the root)."""
+        return posix_parts(self.virtual)
+
+
+def shown(text: str, limit: int = _MAX_SHOWN) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters with a note."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f" (+{len(text) - limit:,} more characters)"
+
+
+_shown = shown
 
 
 def _parts(path: str) -> list[str]:
@@ -51,6 +135,13 @@ def _parts(path: str) -> list[str]:
             "The path contains a NUL byte or another control character; "
             "use printable characters only."
         )
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PathError(
+            "The path contains an invalid character (a lone surrogate); "
+            "use ordinary Unicode text only."
+        ) from None
     if "\\" in path:
         raise PathError("Use forward slashes in paths, e.g. /memories/people/alice.md.")
     text = path.strip()
@@ -58,7 +149,7 @@ def _parts(path: str) -> list[str]:
         rest = text[len(ROOT) :]
     elif text.startswith("/"):
         raise PathError(
-            f"{path!r} is outside the memory store. Every path starts with {ROOT}, "
+            f"{_shown(path)} is outside the memory store. Every path starts with {ROOT}, "
             f"e.g. {ROOT}/notes.md."
         )
     elif text == ROOT[1:] or text.startswith(ROOT[1:] + "/"):
@@ -71,16 +162,19 @@ def _parts(path: str) -> list[str]:
     for part in parts:
         if part == "..":
             raise PathError(
-                f"{path!r} uses '..'. Paths may not climb out of a folder; "
+                f"{_shown(path)} uses '..'. Paths may not climb out of a folder; "
                 f"write the full path from {ROOT} instead."
             )
         if part.startswith("."):
             raise PathError(
-                f"{path!r} has a hidden component {part!r}; names starting with '.' "
+                f"{_shown(path)} has a hidden component {part!r}; names starting with '.' "
                 "are reserved. Choose a name that starts with a letter or digit."
             )
-        if len(part) > _MAX_COMPONENT_CHARS:
-            raise PathError(f"A component of {path!r} is longer than {_MAX_COMPONENT_CHARS}.")
+        if len(part.encode("utf-8", "surrogatepass")) > _MAX_COMPONENT_BYTES:
+            raise PathError(
+                f"A component of {_shown(path)} is longer than {_MAX_COMPONENT_BYTES} bytes "
+                "in UTF-8 (accented letters take two); choose a shorter name."
+            )
     return parts
 
 
@@ -89,41 +183,69 @@ def to_virtual(parts: list[str] | tuple[str, ...]) -> str:
     return ROOT if not parts else ROOT + "/" + "/".join(parts)
 
 
-def resolve(root: Path, path: str, kind: Kind = "any") -> StorePath:
+def posix_parts(virtual: str) -> tuple[str, ...]:
+    """Components of a virtual path below the root (``()`` for the root)."""
+    return PurePosixPath(virtual).parts[2:]
+
+
+def split(path: str, kind: Kind = "any", names: NamePolicy = MARKDOWN) -> tuple[str, ...]:
+    """Check an agent's path and return its components below the root.
+
+    Args:
+        path: The path as an agent wrote it, ``/memories/...`` or relative to the root.
+        kind: ``"file"`` requires a file name the policy accepts, ``"dir"`` forbids
+            one, and ``"any"`` accepts either (the name decides what is meant).
+        names: Which file names the store holds.
+
+    Raises:
+        PathError: The path is malformed or names a file the store does not hold.
+    """
+    parts = _parts(path)
+    virtual = to_virtual(parts)
+    is_file = bool(parts) and names.is_file_name(parts[-1])
+    what = names.label
+    if kind == "file" and not is_file:
+        if not parts:
+            raise PathError(f"{ROOT} is the store's root folder; name a file inside it.")
+        if names.suffixes is not None and not names.looks_like_file(parts[-1]):
+            raise PathError(
+                f"{virtual} is not a {what} name. Only {what}s live in the store; "
+                f"try {virtual}{names.suffixes[0]}."
+            )
+        raise PathError(
+            f"{virtual} is not a {what}. Only {what}s live in the store; give it another name."
+        )
+    if kind == "dir" and is_file:
+        raise PathError(f"{virtual} names a file, but a folder is needed here.")
+    if kind == "any" and parts and names.looks_like_file(parts[-1]) and not is_file:
+        raise PathError(
+            f"{virtual} is not a {what}. Only {what}s live in the store; give it another name."
+        )
+    return tuple(parts)
+
+
+def resolve(root: Path, path: str, kind: Kind = "any", names: NamePolicy = MARKDOWN) -> StorePath:
     """Check an agent's path and map it to a host path under ``root``.
+
+    The host path is a name only: the store never acts through it (see the
+    module docstring). Code outside the store that must use it gets a path that
+    led inside the root when it was checked.
 
     Args:
         root: The store's root directory on the host (must exist).
         path: The path as an agent wrote it, ``/memories/...`` or relative to the root.
-        kind: ``"file"`` requires a ``.md`` file name, ``"dir"`` forbids one, and
-            ``"any"`` accepts either (the name decides what is meant).
+        kind: See :func:`split`.
+        names: Which file names the store holds.
 
     Returns:
         The checked location. The target need not exist.
 
     Raises:
-        PathError: The path is malformed, escapes the root, or names a non-markdown file.
+        PathError: The path is malformed, escapes the root, or names a file the
+            store does not hold.
     """
-    parts = _parts(path)
+    parts = split(path, kind, names)
     virtual = to_virtual(parts)
-    is_md = bool(parts) and parts[-1].endswith(".md")
-    if kind == "file" and not is_md:
-        if not parts:
-            raise PathError(f"{ROOT} is the store's root folder; name a file inside it.")
-        raise PathError(
-            f"{virtual} is not a markdown file name. Only .md files live in the store; "
-            f"try {virtual.removesuffix('/')}.md."
-            if "." not in parts[-1]
-            else f"{virtual} is not a markdown file. Only .md files live in the store; "
-            "give the file a .md name."
-        )
-    if kind == "dir" and is_md:
-        raise PathError(f"{virtual} names a file, but a folder is needed here.")
-    if kind == "any" and parts and "." in parts[-1] and not is_md:
-        raise PathError(
-            f"{virtual} is not a markdown file. Only .md files live in the store; "
-            "give the file a .md name."
-        )
     real_root = Path(os.path.realpath(root))
     host = real_root.joinpath(*parts)
     real = Path(os.path.realpath(host))
@@ -132,31 +254,274 @@ def resolve(root: Path, path: str, kind: Kind = "any") -> StorePath:
     return StorePath(virtual=virtual, host=host)
 
 
-def atomic_write(host: Path, data: bytes) -> None:
-    """Write ``data`` to ``host`` so readers see either the old or the new bytes.
+# -- OS errors as messages ---------------------------------------------------------
 
-    The bytes go to a temporary file in the same folder, are flushed to disk, and
-    replace the target in one rename; the folder entry is synced afterwards. The
-    file keeps the permissions of the file it replaces; a new file gets the usual
-    ``0o666`` less the process umask (``mkstemp`` alone would leave it ``0o600``).
+_ERRNO_TEXT: Final = {
+    errno.ENAMETOOLONG: "a name on the way is too long; choose a shorter one",
+    errno.ELOOP: "it goes through a symbolic link, which the store does not follow",
+    errno.ENOTDIR: "a part of it that should be a folder is a file",
+    errno.EISDIR: "it is a folder, not a file",
+    errno.EEXIST: "something already exists there; choose another name",
+    errno.ENOTEMPTY: "the folder is not empty",
+    errno.EINVAL: "the operation is not possible there (e.g. moving a folder inside itself)",
+    errno.ENOSPC: "the disk is full; nothing was changed, free space or make the text shorter",
+    errno.EDQUOT: "the disk quota is used up; nothing was changed",
+    errno.EFBIG: "the file would be too large",
+    errno.EACCES: "permission denied on the host",
+    errno.EPERM: "the host does not permit this",
+    errno.EROFS: "the store is on a read-only file system",
+    errno.EMFILE: "too many files are open at once; try again with a smaller folder",
+    errno.ENFILE: "too many files are open at once; try again later",
+    errno.EBUSY: "the host reports it busy; try again",
+    errno.ENXIO: "it is not a regular file",
+    errno.EILSEQ: "a name on the way is not valid for the file system",
+}
+
+
+def os_error(exc: OSError, virtual: str) -> StoreError:
+    """A store error for an OS error met while acting on ``virtual``.
+
+    The message names the agent-facing path and the reason, never a host path.
     """
-    host.parent.mkdir(parents=True, exist_ok=True)
+    code = exc.errno or 0
+    reason = _ERRNO_TEXT.get(code) or (exc.strerror or type(exc).__name__).lower()
+    where = shown(virtual) if len(virtual) > _MAX_SHOWN else virtual
+    if code == errno.ENOENT:
+        return NotFoundError(f"{where} does not exist. View {ROOT} to see what is there.")
+    if code == errno.EEXIST:
+        return FileExistsInStoreError(f"{where}: {reason}.")
+    return PathError(f"{where}: {reason}.") if code in _PATH_ERRNOS else StoreError(
+        f"{where}: {reason}."
+    )
+
+
+_PATH_ERRNOS: Final = frozenset(
+    {errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR, errno.EISDIR, errno.EINVAL, errno.EILSEQ}
+)
+
+
+@contextmanager
+def os_errors(virtual: str) -> Iterator[None]:
+    """Turn any OS error inside the block into a :class:`StoreError` about ``virtual``."""
     try:
-        mode = host.stat().st_mode & 0o777
+        yield
+    except OSError as exc:
+        raise os_error(exc, virtual) from None
+
+
+# -- acting through directory handles ----------------------------------------------
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is a temporary file of an atomic write."""
+    return name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX)
+
+
+def open_root(root: Path) -> int:
+    """A directory handle on the store root (closed by the caller)."""
+    return os.open(root, _DIR_FLAGS)
+
+
+def open_dir(root_fd: int, parts: tuple[str, ...], *, create: bool = False) -> int:
+    """A handle on the folder ``parts`` below the root, reached without following links.
+
+    Args:
+        root_fd: The root's handle (not consumed).
+        parts: The folder's components.
+        create: Create missing folders on the way.
+
+    Raises:
+        OSError: ELOOP for a link, ENOTDIR for a file, ENOENT for a missing folder.
+    """
+    fd = os.dup(root_fd)
+    try:
+        for name in parts:
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except NotADirectoryError:
+                st = lstat_at(fd, name)
+                if st is not None and stat.S_ISLNK(st.st_mode):
+                    raise OSError(errno.ELOOP, "a symbolic link") from None
+                raise
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile; the open below checks what it is
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def dir_handle(root: Path, parts: tuple[str, ...], *, create: bool = False) -> Iterator[int]:
+    """:func:`open_dir` from the root at ``root`` as a context manager."""
+    root_fd = open_root(root)
+    try:
+        fd = open_dir(root_fd, parts, create=create)
+    finally:
+        os.close(root_fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
+    """The entry ``name`` in a folder, not following a link; None if absent."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=host.parent)
+        return None
+
+
+def read_at(dir_fd: int, name: str, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``name`` in a folder (at most ``limit`` of them).
+
+    Raises:
+        OSError: ELOOP for a link, EISDIR for a folder, ENXIO for anything else that
+            is not a regular file (a FIFO, socket or device is never read).
+    """
+    fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise OSError(errno.EISDIR, "is a folder")
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.ENXIO, "not a regular file")
+        parts: list[bytes] = []
+        left = st.st_size + 1 if limit is None else limit
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            parts.append(chunk)
+            left -= len(chunk)
+            if limit is None:
+                left = max(left, 1)  # the file grew: read to its end
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def write_at(dir_fd: int, name: str, data: bytes) -> None:
+    """Replace (or create) the file ``name`` in a folder atomically.
+
+    The bytes go to a temporary file in the same folder, are flushed, and take
+    the name in one rename; the folder is synced afterwards. An existing file
+    keeps its permission bits (less setuid, setgid and sticky); a new one gets
+    ``0o666`` less the umask.
+    """
+    old = lstat_at(dir_fd, name)
+    mode = 0o666 & ~_umask()
+    if old is not None and stat.S_ISREG(old.st_mode):
+        mode = old.st_mode & 0o777
+    tmp = _temp_name()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600, dir_fd=dir_fd)
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, host)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if fd >= 0:
+            os.close(fd)
+        _unlink_quietly(dir_fd, tmp)
         raise
-    _fsync_dir(host.parent)
+    os.fsync(dir_fd)
+
+
+def write_temp_at(dir_fd: int, data: bytes, mode: int) -> str:
+    """Write ``data`` to a new temporary file in a folder; return its name."""
+    tmp = _temp_name()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600, dir_fd=dir_fd)
+    try:
+        os.fchmod(fd, mode & 0o777)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(dir_fd, tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def _unlink_quietly(dir_fd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+
+
+def _temp_name() -> str:
+    return f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}"
+
+
+def remove_at(dir_fd: int, name: str) -> None:
+    """Remove the entry ``name`` in a folder: a link or file itself, a folder with its tree.
+
+    The tree is removed iteratively through directory handles (no recursion
+    limit, no link ever followed).
+    """
+    st = lstat_at(dir_fd, name)
+    if st is None:
+        raise FileNotFoundError(errno.ENOENT, "not found")
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=dir_fd)
+        return
+    # Each stack entry: a folder's handle and the name it has in its parent's handle.
+    stack: list[tuple[int, str]] = [(os.open(name, _DIR_FLAGS, dir_fd=dir_fd), name)]
+    try:
+        while stack:
+            fd, _ = stack[-1]
+            child = _first_dir_or_clear(fd)
+            if child is not None:
+                stack.append((os.open(child, _DIR_FLAGS, dir_fd=fd), child))
+                continue
+            fd, own = stack.pop()
+            os.close(fd)
+            parent = stack[-1][0] if stack else dir_fd
+            os.rmdir(own, dir_fd=parent)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+
+
+def _first_dir_or_clear(fd: int) -> str | None:
+    """Unlink every non-folder in a folder; return a subfolder's name, or None if empty."""
+    with os.scandir(fd) as entries:
+        names = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+    for entry, is_dir in names:
+        if is_dir:
+            return entry
+        os.unlink(entry, dir_fd=fd)
+    return None
+
+
+def atomic_write(host: Path, data: bytes) -> None:
+    """Write ``data`` to the host path ``host`` so readers see either the old or the new bytes.
+
+    For files outside a store (run records, manifests); a store writes through
+    its handles instead. The parent folders are created.
+    """
+    host.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(host.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        write_at(fd, host.name, data)
+    finally:
+        os.close(fd)
 
 
 def _umask() -> int:
@@ -164,19 +529,3 @@ def _umask() -> int:
     current = os.umask(0o022)
     os.umask(current)
     return current
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def posix_parts(virtual: str) -> tuple[str, ...]:
-    """Components of a virtual path below the root (``()`` for the root)."""
-    return PurePosixPath(virtual).parts[2:]

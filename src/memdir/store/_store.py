@@ -1,26 +1,29 @@
 """The store: a folder of markdown memory files that agents see as ``/memories``.
 
-All reads and writes of agent-facing paths go through :class:`Store`. Writes are
+All reads and writes of agent-facing paths go through :class:`Store`, and the
+store acts on them only through directory handles (see :mod:`memdir.store._paths`),
+so no racing rename or link swap can point an act outside the root. Writes are
 atomic and serialised by a lock file shared by every process that opens the same
 root, and a writer can state which version of a file it based its change on, so
 a stale writer is refused instead of silently overwriting someone else's update.
+Every OS error comes back as a :class:`StoreError` naming the agent-facing path.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
-import re
-import shutil
+import stat
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from memdir.store._errors import (
     ConflictError,
@@ -30,12 +33,41 @@ from memdir.store._errors import (
     PathError,
     StoreError,
 )
-from memdir.store._paths import ROOT, StorePath, atomic_write, resolve, to_virtual
+from memdir.store._frontmatter import description_of
+from memdir.store._paths import (
+    MARKDOWN,
+    ROOT,
+    Kind,
+    NamePolicy,
+    StorePath,
+    dir_handle,
+    lstat_at,
+    open_root,
+    os_error,
+    read_at,
+    remove_at,
+    resolve,
+    split,
+    to_virtual,
+    write_at,
+    write_temp_at,
+)
+from memdir.store._tree import Node, make_plain, walk_tree
 
-__all__ = ["ANY_VERSION", "DEFAULT_MAX_FILE_BYTES", "Entry", "Store", "digest_text"]
+__all__ = [
+    "ANY_VERSION",
+    "DEFAULT_MAX_FILE_BYTES",
+    "Entry",
+    "EntryKind",
+    "Store",
+    "digest_text",
+]
 
 DEFAULT_MAX_FILE_BYTES: Final = 512 * 1024
+DEFAULT_LOCK_TIMEOUT: Final = 60.0
 STATE_DIR: Final = ".memdir"
+_HEAD_BYTES: Final = 4096
+_MAX_HEADER_BYTES: Final = 64 * 1024
 
 
 class _AnyVersion:
@@ -63,9 +95,8 @@ class Entry:
     description: str | None = None
 
 
-_SIMPLE_DESC = re.compile(r"^description:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
-_YAML_SPECIAL = tuple("'\"|>[{&*!%@`#")
-_HEAD_BYTES = 4096
+EntryKind = Literal["file", "dir", "other"]
+"""What lives at a path: a regular file, a folder, or something else (a link, FIFO...)."""
 
 # Changes made through any Store object of this process, per root (see Store.generation).
 _GENERATIONS: Counter[Path] = Counter()
@@ -79,6 +110,9 @@ class Store:
         root: The host directory. It must exist unless ``create`` is set.
         max_file_bytes: Largest file a write may produce (UTF-8 bytes).
         create: Create the directory (and its parents) if missing.
+        names: Which file names the store holds (memdir's own: ``.md`` only).
+        lock_timeout: Seconds to wait for the write lock before giving up with a
+            :class:`StoreError`.
     """
 
     def __init__(
@@ -87,6 +121,8 @@ class Store:
         *,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         create: bool = False,
+        names: NamePolicy = MARKDOWN,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     ) -> None:
         path = Path(root).expanduser()
         if create:
@@ -98,8 +134,11 @@ class Store:
             )
         self.root = Path(os.path.realpath(path))
         self.max_file_bytes = max_file_bytes
-        self._lock = FileLock(self._state_dir() / "lock", timeout=60)
-        self._desc_cache: dict[str, tuple[int, int, str | None]] = {}
+        self.names = names
+        self.lock_timeout = lock_timeout
+        self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout)
+        self._desc_cache: dict[str, tuple[int, int, int, str | None]] = {}
+        self._sweep_temps()
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -109,44 +148,125 @@ class Store:
         state.mkdir(exist_ok=True)
         return state
 
-    # -- paths ---------------------------------------------------------------
+    def _sweep_temps(self) -> None:
+        """Remove temporary files that killed writers left behind (only if no writer runs)."""
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            return  # a writer is at work; its temporary file is not stale
+        try:
+            with self._root() as root_fd:
+                stale = [n for n in walk_tree(root_fd, hidden=True) if n.kind == "temp"]
+                for node in stale:
+                    with suppress(OSError), dir_handle(self.root, node.parts[:-1]) as fd:
+                        os.unlink(node.name, dir_fd=fd)
+        except OSError:
+            pass  # an unreadable corner: the next writer's sweep or lint will name it
+        finally:
+            self._lock.release()
+
+    # -- paths -----------------------------------------------------------------
 
     def resolve(self, path: str, kind: str = "any") -> StorePath:
         """Check an agent path; see :func:`memdir.store.resolve`."""
-        if kind not in ("file", "dir", "any"):
-            raise ValueError(f"unknown kind {kind!r}")
-        return resolve(self.root, path, kind)  # type: ignore[arg-type]
+        return resolve(self.root, path, _kind_arg(kind), self.names)
+
+    def split(self, path: str, kind: str = "any") -> tuple[str, ...]:
+        """Check an agent path and return its components below the root."""
+        return split(path, _kind_arg(kind), self.names)
 
     def virtual(self, host: Path) -> str:
         """The agent-facing name of a host path under the root."""
         rel = host.relative_to(self.root)
         return to_virtual(rel.parts)
 
+    @contextmanager
+    def _root(self) -> Iterator[int]:
+        fd = open_root(self.root)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _fail(self, exc: OSError, virtual: str) -> StoreError:
+        """The store error for an OS error met on ``virtual``, with a next step."""
+        code = exc.errno
+        if code == errno.ENOENT:
+            return NotFoundError(self._missing(virtual))
+        if code == errno.EISDIR:
+            return PathError(f"{virtual} is a folder; view it to list its files.")
+        if code == errno.ENXIO:
+            return PathError(
+                f"{virtual} is not a regular file (a FIFO, socket or device) and cannot be "
+                "read; delete it."
+            )
+        if code == errno.ELOOP:
+            return PathError(
+                f"{virtual} is or goes through a symbolic link, which the store never "
+                "follows; delete the link and use the real path."
+            )
+        if code == errno.ENOTDIR:
+            return PathError(
+                f"{virtual}: a part of the path is a file, so it cannot hold other files."
+            )
+        return os_error(exc, virtual)
+
+    def kind(self, path: str) -> EntryKind | None:
+        """What lives at ``path`` (links are never followed), or None if nothing does."""
+        parts = self.split(path)
+        virtual = to_virtual(parts)
+        if not parts:
+            return "dir"
+        try:
+            with dir_handle(self.root, parts[:-1]) as fd:
+                st = lstat_at(fd, parts[-1])
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise self._fail(exc, virtual) from None
+        if st is None:
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            return "dir"
+        return "file" if stat.S_ISREG(st.st_mode) else "other"
+
     def exists(self, path: str) -> bool:
         """Whether a file or folder lives at ``path``."""
-        return self.resolve(path).host.exists()
+        return self.kind(path) is not None
 
     def is_dir(self, path: str) -> bool:
         """Whether ``path`` names an existing folder."""
-        return self.resolve(path).host.is_dir()
+        return self.kind(path) == "dir"
 
     # -- reading -------------------------------------------------------------
+
+    def read_bytes(self, path: str) -> bytes:
+        """Return a file's bytes.
+
+        Raises:
+            NotFoundError: No file at ``path`` (the message suggests a listing).
+            PathError: ``path`` is a folder, a link, or not a regular file.
+        """
+        parts = self.split(path, "file")
+        virtual = to_virtual(parts)
+        try:
+            with dir_handle(self.root, parts[:-1]) as fd:
+                return read_at(fd, parts[-1])
+        except OSError as exc:
+            raise self._fail(exc, virtual) from None
 
     def read(self, path: str) -> str:
         """Return a file's text.
 
         Raises:
             NotFoundError: No file at ``path`` (the message suggests a listing).
+            StoreError: The file is not UTF-8 text, or not a regular file.
         """
-        target = self.resolve(path, "file")
+        data = self.read_bytes(path)
         try:
-            return target.host.read_bytes().decode("utf-8")  # no newline translation
-        except FileNotFoundError:
-            raise NotFoundError(self._missing(target.virtual)) from None
-        except IsADirectoryError:
-            raise PathError(f"{target.virtual} is a folder; view it to list its files.") from None
+            return data.decode("utf-8")  # no newline translation
         except UnicodeDecodeError:
-            raise StoreError(f"{target.virtual} is not valid UTF-8 text.") from None
+            raise StoreError(f"{to_virtual(self.split(path))} is not valid UTF-8 text.") from None
 
     def version(self, path: str) -> str | None:
         """The digest of a file's current content, or None if it does not exist."""
@@ -158,8 +278,8 @@ class Store:
     def _missing(self, virtual: str) -> str:
         parent = virtual.rsplit("/", 1)[0] or ROOT
         try:
-            where = parent if self.resolve(parent).host.is_dir() else ROOT
-        except PathError:
+            where = parent if self.kind(parent) == "dir" else ROOT
+        except StoreError:
             where = ROOT
         return f"{virtual} does not exist. View {where} to see what is there."
 
@@ -167,9 +287,22 @@ class Store:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the store's write lock (shared by all processes using this root)."""
-        with self._lock:
+        """Hold the store's write lock (shared by all processes using this root).
+
+        Raises:
+            StoreError: The lock was not free within ``lock_timeout`` seconds.
+        """
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise StoreError(
+                f"The store is busy: another writer has held its lock for over "
+                f"{self.lock_timeout:g} s. Try again in a moment."
+            ) from None
+        try:
             yield
+        finally:
+            self._lock.release()
 
     @property
     def generation(self) -> int:
@@ -208,28 +341,34 @@ class Store:
             FileExistsInStoreError: ``expect`` is None and the file exists.
             FileTooLargeError: ``text`` is over the size cap.
         """
-        target = self.resolve(path, "file")
-        data = text.encode("utf-8")
-        self._check_size(target.virtual, len(data))
-        with self._lock:
-            if target.host.is_dir():
-                raise PathError(f"{target.virtual} is a folder; choose a file name ending in .md.")
-            self._check_parents(target)
-            if not isinstance(expect, _AnyVersion):
-                current = self.version(target.virtual)
-                if expect is None and current is not None:
-                    raise FileExistsInStoreError(
-                        f"{target.virtual} already exists. View it and edit it with str_replace "
-                        "or insert, or delete it first if it should be replaced."
-                    )
-                if expect is not None and current != expect:
-                    raise ConflictError(
-                        f"{target.virtual} changed since you read it (you had version {expect}, "
-                        f"it is now {current or 'deleted'}). Read it again and redo your change."
-                    )
-            atomic_write(target.host, data)
+        parts = self.split(path, "file")
+        virtual = to_virtual(parts)
+        data = _encode(text, virtual)
+        self._check_size(virtual, len(data))
+        with self.locked():
+            try:
+                with dir_handle(self.root, parts[:-1], create=True) as fd:
+                    current = self._current(fd, parts[-1], virtual)
+                    _check_expect(virtual, expect, current)
+                    write_at(fd, parts[-1], data)
+            except OSError as exc:
+                raise self._fail(exc, virtual) from None
             self.note_change()
         return digest_text(text)
+
+    def _current(self, fd: int, name: str, virtual: str) -> str | None:
+        """The version of ``name`` in the folder ``fd``; refuse anything but a regular file."""
+        st = lstat_at(fd, name)
+        if st is None:
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            raise PathError(f"{virtual} is a folder; choose a file name ending in .md.")
+        if not stat.S_ISREG(st.st_mode):
+            raise PathError(
+                f"{virtual} is a symbolic link or special file, not a memory file; delete it "
+                "first."
+            )
+        return hashlib.sha256(read_at(fd, name)).hexdigest()[:16]
 
     def create(self, path: str, text: str) -> str:
         """Write a new file; refuse if one already exists."""
@@ -240,7 +379,7 @@ class Store:
 
         ``change`` may raise to abort; nothing is written then.
         """
-        with self._lock:
+        with self.locked():
             old = self.read(path)
             new = change(old)
             return self.write(path, new, expect=digest_text(old))
@@ -252,69 +391,140 @@ class Store:
                 f"of {self.max_file_bytes:,} bytes per file. Split it into several files."
             )
 
-    def _check_parents(self, target: StorePath) -> None:
-        parent = target.host.parent
-        while parent != self.root and not parent.exists():
-            parent = parent.parent
-        if parent != self.root and not parent.is_dir():
-            raise PathError(f"{self.virtual(parent)} is a file, so it cannot hold other files.")
+    def delete(self, path: str, *, expect: str | None | _AnyVersion = ANY_VERSION) -> int:
+        """Delete a file, or a folder with everything in it; the root is refused.
 
-    def delete(self, path: str) -> None:
-        """Delete a file, or a folder with everything in it; the root is refused."""
-        target = self.resolve(path)
-        if target.is_root:
+        A link or special file is removed itself, never what it points to.
+
+        Args:
+            path: The file or folder to delete.
+            expect: For a file, the version the caller last saw (see :meth:`write`).
+
+        Returns:
+            How many memory files were removed.
+        """
+        parts = self.split(path)
+        virtual = to_virtual(parts)
+        if not parts:
             raise PathError(f"{ROOT} is the store's root and cannot be deleted.")
-        with self._lock:
-            if target.host.is_symlink() or target.host.is_file():
-                target.host.unlink()  # a link goes, never what it points to
-            elif target.host.is_dir():
-                shutil.rmtree(target.host)
-            else:
-                raise NotFoundError(self._missing(target.virtual))
+        with self.locked():
+            try:
+                with dir_handle(self.root, parts[:-1]) as fd:
+                    st = lstat_at(fd, parts[-1])
+                    if st is None:
+                        raise NotFoundError(self._missing(virtual))
+                    count = int(stat.S_ISREG(st.st_mode))
+                    if stat.S_ISDIR(st.st_mode):
+                        count = sum(n.kind == "memory" for n in self.tree(virtual))
+                    elif not isinstance(expect, _AnyVersion):
+                        _check_expect(virtual, expect, self._current(fd, parts[-1], virtual))
+                    remove_at(fd, parts[-1])
+            except OSError as exc:
+                raise self._fail(exc, virtual) from None
             self.note_change()
-            self._prune_empty(target.host.parent)
+            self._prune_empty(parts[:-1])
+        return count
 
-    def rename(self, old_path: str, new_path: str) -> None:
+    def rename(
+        self,
+        old_path: str,
+        new_path: str,
+        *,
+        transform: Callable[[str], str] | None = None,
+    ) -> None:
         """Move a file or folder; refuse an existing destination.
 
         A file keeps being a markdown file (both names end in ``.md``); a folder
         may not move inside itself. Empty folders left behind are removed.
-        """
-        src = self.resolve(old_path)
-        dst = self.resolve(new_path)
-        if src.is_root or dst.is_root:
-            raise PathError(f"{ROOT} itself cannot be moved or replaced.")
-        with self._lock:
-            if not src.host.exists():
-                raise NotFoundError(self._missing(src.virtual))
-            if src.host.is_file() != dst.virtual.endswith(".md"):
-                raise PathError(
-                    f"Cannot move {src.virtual} to {dst.virtual}: a file must keep a .md name "
-                    "and a folder must not get one."
-                )
-            if dst.host.exists():
-                raise FileExistsInStoreError(
-                    f"{dst.virtual} already exists. Choose another name, or merge the two by "
-                    "editing one and deleting the other."
-                )
-            if src.host.is_dir() and (dst.virtual + "/").startswith(src.virtual + "/"):
-                raise PathError(f"Cannot move {src.virtual} inside itself.")
-            self._check_parents(dst)
-            dst.host.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(src.host, dst.host)
-            self.note_change()
-            self._prune_empty(src.host.parent)
 
-    def _prune_empty(self, folder: Path) -> None:
-        while folder != self.root and folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-            folder = folder.parent
+        Args:
+            old_path: What to move.
+            new_path: Where it goes.
+            transform: For a file, a change to its text made in the same step (the
+                new text is written before anything moves, so a failure, a full
+                disk included, leaves both names as they were).
+        """
+        src = self.split(old_path)
+        dst = self.split(new_path)
+        src_v, dst_v = to_virtual(src), to_virtual(dst)
+        if not src or not dst:
+            raise PathError(f"{ROOT} itself cannot be moved or replaced.")
+        if (dst_v + "/").startswith(src_v + "/"):
+            raise PathError(f"Cannot move {src_v} inside itself.")
+        with self.locked():
+            try:
+                with dir_handle(self.root, src[:-1]) as sfd:
+                    st = lstat_at(sfd, src[-1])
+                    if st is None:
+                        raise NotFoundError(self._missing(src_v))
+                    self._check_move(st, src_v, dst_v, dst[-1])
+                    with dir_handle(self.root, dst[:-1], create=True) as dfd:
+                        if lstat_at(dfd, dst[-1]) is not None:
+                            raise FileExistsInStoreError(
+                                f"{dst_v} already exists. Choose another name, or merge the "
+                                "two by editing one and deleting the other."
+                            )
+                        new_text = None
+                        if transform is not None and stat.S_ISREG(st.st_mode):
+                            new_text = self._transformed(sfd, src[-1], src_v, transform)
+                        _move(sfd, src[-1], dfd, dst[-1], new_text, st.st_mode)
+            except OSError as exc:
+                raise self._fail(exc, src_v) from None
+            self.note_change()
+            self._prune_empty(src[:-1])
+
+    def _check_move(self, st: os.stat_result, src_v: str, dst_v: str, dst_name: str) -> None:
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            raise PathError(f"{src_v} is a link or special file, not a memory file; delete it.")
+        if stat.S_ISREG(st.st_mode) != self.names.is_file_name(dst_name):
+            raise PathError(
+                f"Cannot move {src_v} to {dst_v}: a file must keep a .md name "
+                "and a folder must not get one."
+            )
+
+    def _transformed(
+        self, fd: int, name: str, virtual: str, transform: Callable[[str], str]
+    ) -> bytes:
+        try:
+            text = read_at(fd, name).decode("utf-8")
+        except UnicodeDecodeError:
+            raise StoreError(f"{virtual} is not valid UTF-8 text.") from None
+        data = _encode(transform(text), virtual)
+        self._check_size(virtual, len(data))
+        return data
+
+    def _prune_empty(self, parts: tuple[str, ...]) -> None:
+        for depth in range(len(parts), 0, -1):
+            try:
+                with dir_handle(self.root, parts[: depth - 1]) as fd:
+                    os.rmdir(parts[depth - 1], dir_fd=fd)
+            except OSError:
+                return  # not empty (or not there): the folders above are not empty either
 
     # -- listing -------------------------------------------------------------
 
+    def tree(
+        self, under: str = ROOT, max_depth: int | None = None, *, hidden: bool = False
+    ) -> list[Node]:
+        """Every entry below the folder ``under``, each with its kind (see ``walk_tree``).
+
+        This is the one walk that decides what a memory file is (``kind == "memory"``);
+        grep, the index, the shell check, snapshots and lint all read it.
+        """
+        parts = self.split(under, "dir")
+        virtual = to_virtual(parts)
+        try:
+            with self._root() as root_fd:
+                return walk_tree(root_fd, parts, max_depth=max_depth, hidden=hidden,
+                                 names=self.names)
+        except OSError as exc:
+            if exc.errno == errno.ENOTDIR:
+                raise PathError(f"{virtual} is a file; view it to read it.") from None
+            raise self._fail(exc, virtual) from None
+
     def files(self, under: str = ROOT) -> list[str]:
-        """Every markdown file at or below ``under``, sorted by path."""
-        return [e.path for e in self.walk(under, describe=False) if not e.is_dir]
+        """Every markdown file at or below ``under``, in tree order (folders first)."""
+        return [n.virtual for n in self.tree(under) if n.kind == "memory"]
 
     def walk(
         self, under: str = ROOT, max_depth: int | None = None, *, describe: bool = True
@@ -329,117 +539,140 @@ class Store:
             describe: Read each file's description (set False when only paths and
                 sizes are needed; it saves opening every file).
         """
-        start = self.resolve(under, "dir")
-        if not start.host.is_dir():
-            if start.host.exists():
-                raise PathError(f"{start.virtual} is a file; view it to read it.")
-            raise NotFoundError(self._missing(start.virtual))
         entries: list[Entry] = []
-        self._walk(str(start.host), start.virtual, 1, max_depth, entries, describe)
+        for node in self.tree(under, max_depth):
+            if node.kind == "dir":
+                entries.append(Entry(node.virtual, True, node.depth))
+            elif node.kind == "memory":
+                desc = self._described(node) if describe else None
+                entries.append(Entry(node.virtual, False, node.depth, node.size, desc))
         return entries
-
-    def _walk(
-        self,
-        host: str,
-        virtual: str,
-        depth: int,
-        max_depth: int | None,
-        out: list[Entry],
-        describe: bool = True,
-    ) -> None:
-        try:
-            items = sorted(os.scandir(host), key=lambda d: d.name)
-        except FileNotFoundError:
-            return
-        dirs = [d for d in items if not d.name.startswith(".") and _is_real_dir(d)]
-        mds = [
-            d for d in items
-            if not d.name.startswith(".") and d.name.endswith(".md") and _is_real_file(d)
-        ]
-        for d in dirs:
-            child = f"{virtual}/{d.name}"
-            out.append(Entry(child, True, depth))
-            if max_depth is None or depth < max_depth:
-                self._walk(d.path, child, depth + 1, max_depth, out, describe)
-        for f in mds:
-            stat = f.stat()
-            desc = (
-                self._description(f.path, stat.st_mtime_ns, stat.st_size)
-                if describe
-                else None
-            )
-            out.append(Entry(f"{virtual}/{f.name}", False, depth, stat.st_size, desc))
 
     def description(self, path: str) -> str | None:
         """A file's one-line description, or None if it has none."""
-        target = self.resolve(path, "file")
+        parts = self.split(path, "file")
+        virtual = to_virtual(parts)
         try:
-            stat = target.host.stat()
-        except FileNotFoundError:
-            raise NotFoundError(self._missing(target.virtual)) from None
-        return self._description(str(target.host), stat.st_mtime_ns, stat.st_size)
+            with dir_handle(self.root, parts[:-1]) as fd:
+                return self._head_description(fd, parts[-1])
+        except OSError as exc:
+            raise self._fail(exc, virtual) from None
 
-    def _description(self, host: str, mtime: int, size: int) -> str | None:
-        # Keyed by the host path as a string: building Path objects for thousands of
-        # files cost more than the listing itself.
-        cached = self._desc_cache.get(host)
-        if cached is not None and cached[0] == mtime and cached[1] == size:
-            return cached[2]
-        desc = _read_description(host)
-        self._desc_cache[host] = (mtime, size, desc)
+    def _described(self, node: Node) -> str | None:
+        key = node.virtual
+        cached = self._desc_cache.get(key)
+        if cached is not None and cached[:3] == (node.ino, node.mtime_ns, node.size):
+            return cached[3]
+        try:
+            with dir_handle(self.root, node.parts[:-1]) as fd:
+                desc = self._head_description(fd, node.name)
+        except OSError:
+            desc = None  # replaced or removed since the walk saw it
+        self._desc_cache[key] = (node.ino, node.mtime_ns, node.size, desc)
         return desc
 
+    @staticmethod
+    def _head_description(fd: int, name: str) -> str | None:
+        head = read_at(fd, name, _HEAD_BYTES)
+        if len(head) == _HEAD_BYTES and b"\n---" not in head[3:]:
+            head = read_at(fd, name, _MAX_HEADER_BYTES)
+        return description_of(head.decode("utf-8", errors="replace"))
+
+    def make_plain(self, *, keep_git: bool = True) -> list[tuple[str, str]]:
+        """Remove links and special files and clear setuid, setgid and execute bits.
+
+        For code that let something else change the files (the shell tool): call
+        it under :meth:`locked`, before the lock is released, so no other tool
+        ever meets what was planted. Returns (path, what was done) pairs.
+
+        Args:
+            keep_git: Keep a ``.git`` at the root; pass False when there was none
+                before the change (git would run hooks and config planted in it).
+        """
+        try:
+            done = make_plain(self.root, self.names)
+            with self._root() as fd:
+                if not keep_git and lstat_at(fd, ".git") is not None:
+                    remove_at(fd, ".git")
+                    done.append((f"{ROOT}/.git", "removed a repository it created"))
+        except OSError as exc:
+            raise self._fail(exc, ROOT) from None
+        if done:
+            self.note_change()
+        return done
+
     def stray_files(self) -> list[Path]:
-        """Host files under the root that are not markdown (contract defects)."""
-        strays: list[Path] = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in sorted(filenames):
-                host = Path(dirpath) / name
-                if name.startswith(".") or not name.endswith(".md") or host.is_symlink():
-                    if Path(dirpath) == self.root and name.startswith("."):
-                        continue
-                    strays.append(host)
-        return strays
+        """Host files under the root that are not memory files (contract defects).
+
+        Links and special files count; temporary files of atomic writes and hidden
+        names at the root do not.
+        """
+        return [
+            self.root.joinpath(*n.parts)
+            for n in self.tree()
+            if n.kind in ("other", "link", "special")
+            and not (len(n.parts) == 1 and n.name.startswith("."))
+        ]
 
 
-def _is_real_dir(entry: os.DirEntry[str]) -> bool:
-    return entry.is_dir(follow_symlinks=False)
+def _kind_arg(kind: str) -> Kind:
+    if kind == "file":
+        return "file"
+    if kind == "dir":
+        return "dir"
+    if kind == "any":
+        return "any"
+    raise ValueError(f"unknown kind {kind!r}")
 
 
-def _is_real_file(entry: os.DirEntry[str]) -> bool:
-    return entry.is_file(follow_symlinks=False)
-
-
-def _read_description(host: str) -> str | None:
+def _encode(text: str, virtual: str) -> bytes:
     try:
-        with open(host, "rb") as handle:
-            head = handle.read(_HEAD_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    head = head.removeprefix("\ufeff")
-    if not head.startswith("---"):
-        return None
-    end = head.find("\n---", 3)
-    if end < 0 and len(head) >= _HEAD_BYTES:
-        with open(host, encoding="utf-8", errors="replace") as handle:
-            head = handle.read().removeprefix("\ufeff")
-        end = head.find("\n---", 3)
-    if end < 0:
-        return None
-    header = head[4:end]
-    match = _SIMPLE_DESC.search(header)
-    if match is not None:
-        value = match.group(1)
-        plain = not value.startswith(_YAML_SPECIAL) and ": " not in value
-        if value and plain and " #" not in value:
-            return value
-    import yaml  # imported only for a description that is not a plain one-liner
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StoreError(
+            f"The text for {virtual} contains an invalid character (a lone surrogate); "
+            "send ordinary Unicode text."
+        ) from None
 
-    try:
-        data = yaml.safe_load(header)
-    except yaml.YAMLError:
-        return None
-    if isinstance(data, dict) and data.get("description") is not None:
-        return " ".join(str(data["description"]).split())
-    return None
+
+def _check_expect(virtual: str, expect: str | None | _AnyVersion, current: str | None) -> None:
+    if isinstance(expect, _AnyVersion):
+        return
+    if expect is None and current is not None:
+        raise FileExistsInStoreError(
+            f"{virtual} already exists. View it and edit it with str_replace "
+            "or insert, or delete it first if it should be replaced."
+        )
+    if expect is not None and current != expect:
+        raise ConflictError(
+            f"{virtual} changed since you read it (you had version {expect}, "
+            f"it is now {current or 'deleted'}). Read it again and redo your change."
+        )
+
+
+def _move(
+    sfd: int, src: str, dfd: int, dst: str, new_data: bytes | None, mode: int
+) -> None:
+    """Move ``src`` to ``dst``; with ``new_data``, the moved file gets that content.
+
+    The new content is written to a temporary file first; only then does
+    anything move. If putting the new content in place fails, the move is undone.
+    """
+    if new_data is None:
+        os.rename(src, dst, src_dir_fd=sfd, dst_dir_fd=dfd)
+    else:
+        tmp = write_temp_at(dfd, new_data, mode)
+        try:
+            os.rename(src, dst, src_dir_fd=sfd, dst_dir_fd=dfd)
+        except BaseException:
+            os.unlink(tmp, dir_fd=dfd)
+            raise
+        try:
+            os.rename(tmp, dst, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            os.rename(dst, src, src_dir_fd=dfd, dst_dir_fd=sfd)
+            os.unlink(tmp, dir_fd=dfd)
+            raise
+    os.fsync(dfd)
+    if sfd != dfd:
+        os.fsync(sfd)

@@ -23,7 +23,6 @@ run can pin it.
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import threading
 import time
@@ -36,7 +35,7 @@ from typing import Any, Final
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 
-from memdir.store import ROOT, Store
+from memdir.store import ROOT, Store, StoreError
 from memdir.tools._bm25matrix import DocTerms, TermMatrix, doc_terms
 
 __all__ = [
@@ -107,35 +106,18 @@ class Hit:
 @dataclass(frozen=True, slots=True)
 class _FileKey:
     virtual: str
-    host: str
     ino: int
     mtime_ns: int
     size: int
 
 
-def _scan(root: Path) -> list[_FileKey]:
-    """Every visible markdown file under ``root`` with its fingerprint, sorted by path."""
-    out: list[_FileKey] = []
-    stack = [(str(root), ROOT)]
-    while stack:
-        host_dir, virtual_dir = stack.pop()
-        try:
-            entries = list(os.scandir(host_dir))
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            virtual = f"{virtual_dir}/{name}"
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, virtual))
-            elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                out.append(_FileKey(virtual, entry.path, st.st_ino, st.st_mtime_ns, st.st_size))
+def _scan(store: Store) -> list[_FileKey]:
+    """Every memory file of ``store`` (the store's own walk decides which), sorted by path."""
+    try:
+        nodes = store.tree()
+    except StoreError:
+        return []
+    out = [_FileKey(n.virtual, n.ino, n.mtime_ns, n.size) for n in nodes if n.kind == "memory"]
     out.sort(key=lambda k: k.virtual)
     return out
 
@@ -212,7 +194,7 @@ class FileIndex:
             and now - self._checked[1] < self.rescan_seconds
         ):
             return False
-        keys = _scan(self.store.root)
+        keys = _scan(self.store)
         self._checked = (generation, now)
         if keys == self._keys:
             return False
@@ -223,7 +205,7 @@ class FileIndex:
             if cached is not None and cached[0] == key:
                 counted = cached[1]
             else:
-                tokens = self.tokenizer(index_text(key.virtual, _read(key.host)))
+                tokens = self.tokenizer(index_text(key.virtual, _read(self.store, key.virtual)))
                 counted = doc_terms(tokens, self._vocab)
             terms[key.virtual] = (key, counted)
             docs.append(counted)
@@ -309,12 +291,11 @@ def _top(scores: np.ndarray[Any, Any], paths: list[str], k: int) -> list[Hit]:
     return [Hit(paths[i], float(scores[i])) for i in order]
 
 
-def _read(host: str) -> str:
+def _read(store: Store, virtual: str) -> str:
     try:
-        with open(host, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
+        return store.read_bytes(virtual).decode("utf-8", errors="replace")
+    except StoreError:
+        return ""  # removed or replaced since the walk
 
 
 _INDEXES: OrderedDict[Path, FileIndex] = OrderedDict()

@@ -10,7 +10,6 @@ searched strictly line by line instead, so the answer is always exact.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -50,54 +49,23 @@ def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
         ) from None
 
 
-def _host_files(store: Store, path: str) -> list[tuple[str, str]]:
-    """(virtual path, host path) of every markdown file at or below ``path``, sorted."""
+def _memory_files(store: Store, path: str) -> list[str]:
+    """Every memory file at or below ``path`` (the store's own walk decides which), sorted."""
     target = store.resolve(path)
-    if target.host.is_file():
-        if not target.virtual.endswith(".md"):
-            return []
-        return [(target.virtual, str(target.host))]
-    if not target.host.is_dir():
+    kind = store.kind(target.virtual)
+    if kind == "file":
+        return [target.virtual] if target.virtual.endswith(".md") else []
+    if kind != "dir":
         raise StoreError(f"{target.virtual} does not exist. View {ROOT} to see the store.")
-    found: list[tuple[str, str]] = []
-    _collect(str(target.host), target.virtual, found)
-    return found
+    return sorted(n.virtual for n in store.tree(target.virtual) if n.kind == "memory")
 
 
-def _collect(host: str, virtual: str, out: list[tuple[str, str]]) -> None:
-    try:
-        with os.scandir(host) as listing:
-            items = sorted(listing, key=lambda d: d.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    folders = []
-    for item in items:
-        name = item.name
-        if name.startswith("."):
-            continue
-        if item.is_dir(follow_symlinks=False):
-            folders.append(item)
-        elif name.endswith(".md") and item.is_file(follow_symlinks=False):
-            out.append((f"{virtual}/{name}", item.path))
-    for folder in folders:
-        _collect(folder.path, f"{virtual}/{folder.name}", out)
-
-
-def _read(host: str) -> str | None:
+def _read(store: Store, virtual: str) -> str | None:
     """A file's text (undecodable bytes replaced), or None if it vanished meanwhile."""
     try:
-        fd = os.open(host, os.O_RDONLY)
-    except OSError:
+        data = store.read_bytes(virtual)  # through the store's handles: no link is followed
+    except StoreError:
         return None  # removed or replaced while we searched; the listing was a snapshot
-    try:
-        data = os.read(fd, _CHUNK)
-        if len(data) == _CHUNK:
-            parts = [data]
-            while chunk := os.read(fd, _CHUNK):
-                parts.append(chunk)
-            data = b"".join(parts)
-    finally:
-        os.close(fd)
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -208,8 +176,8 @@ def _scan(
 ) -> Iterator[tuple[str, list[tuple[int, str]]]]:
     rx = _compile(pattern, ignore_case)
     plan = _plan(pattern, ignore_case)
-    for virtual, host in _host_files(store, path):
-        text = _read(host)
+    for virtual in _memory_files(store, path):
+        text = _read(store, virtual)
         if text is None:
             continue
         hits = _file_hits(rx, text, plan)

@@ -97,7 +97,7 @@ class MemoryCommands:
                 inclusive; end -1 means to the end of the file. Ignored for folders.
         """
         target = self.store.resolve(path)
-        if target.host.is_dir():
+        if self.store.kind(target.virtual) == "dir":
             return render_listing(self.store, target)
         if not target.virtual.endswith(".md"):
             raise NotFoundError(f"{target.virtual} does not exist. View {ROOT} to see the store.")
@@ -130,7 +130,7 @@ class MemoryCommands:
             file_text: The complete content of the file, header first.
         """
         target = self.store.resolve(path, "file")
-        if target.host.exists():
+        if self.store.exists(target.virtual):
             raise ToolError(
                 f"{target.virtual} already exists and create never overwrites. View it, then "
                 "change it with str_replace or insert; or delete it first to replace it whole."
@@ -235,11 +235,10 @@ class MemoryCommands:
             path: The file or folder to delete, e.g. /memories/old/notes.md.
         """
         target = self.store.resolve(path)
-        if target.host.is_dir() and not target.is_root:
-            count = len(self.store.files(target.virtual))
-            self.store.delete(target.virtual)
+        is_dir = self.store.kind(target.virtual) == "dir"
+        count = self.store.delete(target.virtual)
+        if is_dir:
             return f"Deleted the folder {target.virtual} and the {count} file(s) in it."
-        self.store.delete(target.virtual)
         return f"Deleted {target.virtual}."
 
     async def rename(self, old_path: str, new_path: str) -> str:
@@ -263,11 +262,11 @@ class MemoryCommands:
                 f"{stem!r} cannot be a memory file name: use lowercase letters, digits and "
                 f"single hyphens, e.g. {slugify(stem)}.md."
             )
-        with self.store.locked():
-            self.store.rename(src.virtual, dst.virtual)
-            renamed = _stem(src.virtual) != _stem(dst.virtual) and dst.virtual.endswith(".md")
-            if renamed and dst.host.is_file():
-                self.store.edit(dst.virtual, lambda text: _set_name(text, _stem(dst.virtual)))
+        renamed = _stem(src.virtual) != _stem(dst.virtual) and dst.virtual.endswith(".md")
+        # The name: edit and the move are one step: the edited text is written
+        # first, so a failure of either leaves the file where and as it was.
+        self.store.rename(src.virtual, dst.virtual,
+                          transform=(lambda text: _set_name(text, stem)) if renamed else None)
         return f"Moved {src.virtual} to {dst.virtual}."
 
     async def move(self, old_path: str, new_path: str) -> str:

@@ -148,34 +148,13 @@ async def _run(
 # -- the contract check ------------------------------------------------------
 
 
-def _tree(root: Path) -> _Tree:
-    """Every entry under ``root`` except the store's own state: kind, mtime, size."""
-    seen: _Tree = {}
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            if folder == root and entry.name in _ROOT_STATE:
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            if entry.is_symlink():
-                kind = "link"
-            elif entry.is_dir(follow_symlinks=False):
-                kind = "dir"
-                stack.append(Path(entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                kind = "file"
-            else:
-                kind = "special"
-            seen[Path(entry.path).relative_to(root).as_posix()] = (kind, st.st_mtime_ns, st.st_size)
-    return seen
+def _tree(store: Store) -> _Tree:
+    """Every entry of the store (hidden ones too, its own state not): kind, mtime, size."""
+    kinds = {"dir": "dir", "link": "link", "special": "special"}
+    return {
+        "/".join(n.parts): (kinds.get(n.kind, "file"), n.mtime_ns, n.size)
+        for n in store.tree(hidden=True)
+    }
 
 
 def _shape_findings(tree: _Tree) -> list[Finding]:
@@ -208,20 +187,31 @@ class StoreCheck:
 
     def before(self) -> _Tree:
         """Take the state before a command (re-linting only if the store changed)."""
-        tree = _tree(self.store.root)
+        tree = _tree(self.store)
         if tree != self._tree:
             self._tree, self._findings = tree, self._findings_now(tree)
         return tree
 
-    def after(self, before: _Tree) -> str:
-        """What the command changed and which new defects it left, as text for the model."""
-        tree = _tree(self.store.root)
-        if tree == before:
+    def after(self, before: _Tree, had_git: bool) -> str:
+        """Make the store plain again, then say what the command changed and broke.
+
+        Call it before the store lock is released: links and special files the
+        command left are removed and setuid, setgid and execute bits cleared (and
+        a ``.git`` it created is removed) before any other tool can meet them.
+        """
+        cleaned = self.store.make_plain(keep_git=had_git)
+        tree = _tree(self.store)
+        if tree == before and not cleaned:
             return ""
         findings = self._findings_now(tree)
         new = sorted(findings - self._findings, key=lambda f: (f.path, f.line or 0, f.code))
         self._tree, self._findings = tree, findings
         lines = [_changes(before, tree)]
+        if cleaned:
+            lines.append("Made plain (only files and folders may stay in the store):")
+            lines += [f"- {path}: {what}" for path, what in cleaned[:_MAX_LISTED]]
+            if len(cleaned) > _MAX_LISTED:
+                lines.append(f"- ... and {len(cleaned) - _MAX_LISTED} more")
         if new:
             lines.append(f"Store check: {len(new)} new problem(s); fix them:")
             lines += [f"- {f}" for f in new[:_MAX_LISTED]]
@@ -327,8 +317,9 @@ def shell_spec(
         keep = output_chars * 4 + 4
         with store.locked():
             before = check.before()
+            had_git = (store.root / ".git").is_dir() and not (store.root / ".git").is_symlink()
             out, status, stopped = await _run(chosen, store.root, command, timeout, keep)
-            report = check.after(before)
+            report = check.after(before, had_git)
             if report:  # the command changed files behind the store's back
                 store.note_change()
         result = _render(out, status, stopped, output_chars, timeout)

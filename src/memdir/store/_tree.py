@@ -1,0 +1,285 @@
+"""The one walk of a store's tree, and what counts as a memory file.
+
+Every consumer that needs the files of a store (listings, grep, the BM25
+index, the shell tool's check, snapshots, lint, metrics) reads this walk, so
+they agree on what a memory file is: a regular file whose name the store's
+:class:`~memdir.store._paths.NamePolicy` accepts, with no hidden component on
+its path. Everything else the walk meets is reported with its kind, so lint and
+the shell check can name it.
+
+The walk is iterative and goes through directory handles: a tree thousands of
+folders deep is listed without recursion, and no symbolic link is followed.
+A folder's handle is closed as soon as its last subfolder has been opened, so
+the handles held at once stay below the tree's depth.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from memdir.store._paths import (
+    MARKDOWN,
+    NamePolicy,
+    is_temp_name,
+    open_dir,
+    open_root,
+    to_virtual,
+)
+
+__all__ = ["STATE_NAMES", "Node", "NodeKind", "make_plain", "walk_tree"]
+
+STATE_NAMES: Final = frozenset({".memdir", ".git"})
+"""The store's own state at the root; never part of the tree."""
+
+NodeKind = Literal["dir", "memory", "other", "temp", "link", "special"]
+"""``memory``: a memory file; ``other``: any other regular file (non-markdown,
+hidden, or with an undecodable name); ``temp``: an atomic write's temporary
+file; ``link``: a symbolic link; ``special``: a FIFO, socket or device."""
+
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One entry of the tree."""
+
+    parts: tuple[str, ...]
+    kind: NodeKind
+    depth: int
+    """1 for an entry directly in the walked folder."""
+    size: int
+    mtime_ns: int
+    ino: int
+    mode: int
+
+    @property
+    def virtual(self) -> str:
+        """The agent-facing path."""
+        return to_virtual(self.parts)
+
+    @property
+    def name(self) -> str:
+        """The entry's own name."""
+        return self.parts[-1]
+
+
+class _Handle:
+    """A folder handle shared by its pending subfolders; closed after the last one opens."""
+
+    __slots__ = ("fd", "pending")
+
+    def __init__(self, fd: int, pending: int) -> None:
+        self.fd = fd
+        self.pending = pending
+
+
+def _kind(name: str, st: os.stat_result, hidden: bool, names: NamePolicy) -> NodeKind:
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISLNK(mode):
+        return "link"
+    if not stat.S_ISREG(mode):
+        return "special"
+    if is_temp_name(name):
+        return "temp"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "other"
+    if hidden or name.startswith(".") or not names.is_file_name(name):
+        return "other"
+    return "memory"
+
+
+def walk_tree(
+    root_fd: int,
+    start: tuple[str, ...] = (),
+    *,
+    max_depth: int | None = None,
+    hidden: bool = False,
+    names: NamePolicy = MARKDOWN,
+) -> list[Node]:
+    """Every entry below the folder ``start``, in tree order.
+
+    Within a folder, subfolders come first (each followed by its own tree), then
+    the other entries, each group sorted by name.
+
+    Args:
+        root_fd: The store root's handle (not consumed).
+        start: The folder to walk, as components below the root.
+        max_depth: Walk this many levels below ``start`` (None: everything).
+        hidden: Also walk into hidden folders (their entries are never memory files).
+        names: Which file names are memory files.
+
+    Raises:
+        OSError: ``start`` cannot be opened as a folder.
+    """
+    out: list[Node] = []
+    first = _Handle(open_dir(root_fd, start), 0)
+    open_handles = [first]
+    # Work items: a Node to emit, or (parent handle, node of the folder to scan).
+    stack: list[Node | tuple[_Handle, Node | None]] = [(first, None)]
+    try:
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Node):
+                out.append(item)
+                continue
+            parent, node = item
+            if node is None:
+                handle = parent
+                parts, depth, in_hidden = start, 0, False
+            else:
+                child = _open_child(parent, node.name, open_handles)
+                if child is None:
+                    continue  # replaced or removed meanwhile
+                handle = child
+                parts, depth = node.parts, node.depth
+                in_hidden = any(p.startswith(".") for p in node.parts[len(start):])
+            stack.extend(reversed(_scan(handle, parts, depth, in_hidden, max_depth, hidden,
+                                        names, open_handles)))
+    finally:
+        for handle in open_handles:
+            os.close(handle.fd)
+    return out
+
+
+def _open_child(parent: _Handle, name: str, open_handles: list[_Handle]) -> _Handle | None:
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent.fd)
+    except (FileNotFoundError, NotADirectoryError, OSError):
+        fd = -1
+    finally:
+        parent.pending -= 1
+        if parent.pending == 0:
+            _close(parent, open_handles)
+    if fd < 0:
+        return None
+    handle = _Handle(fd, 0)
+    open_handles.append(handle)
+    return handle
+
+
+def _close(handle: _Handle, open_handles: list[_Handle]) -> None:
+    if handle in open_handles:
+        open_handles.remove(handle)
+        os.close(handle.fd)
+
+
+def _scan(
+    handle: _Handle,
+    parts: tuple[str, ...],
+    depth: int,
+    in_hidden: bool,
+    max_depth: int | None,
+    hidden: bool,
+    names: NamePolicy,
+    open_handles: list[_Handle],
+) -> list[Node | tuple[_Handle, Node | None]]:
+    """The work a folder adds, in the order it is to be done."""
+    with os.scandir(handle.fd) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    at_root = not parts
+    folders: list[Node | tuple[_Handle, Node | None]] = []
+    files: list[Node | tuple[_Handle, Node | None]] = []
+    for entry in entries:
+        if at_root and entry.name in STATE_NAMES:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # gone meanwhile
+        kind = _kind(entry.name, st, in_hidden, names)
+        node = Node((*parts, entry.name), kind, depth + 1, st.st_size, st.st_mtime_ns,
+                    st.st_ino, st.st_mode)
+        if kind != "dir":
+            files.append(node)
+            continue
+        is_hidden = in_hidden or entry.name.startswith(".")
+        if is_hidden and not hidden:
+            continue
+        folders.append(node)
+        if max_depth is None or depth + 1 < max_depth:
+            handle.pending += 1
+            folders.append((handle, node))
+    if handle.pending == 0:
+        _close(handle, open_handles)
+    return folders + files
+
+
+_SPECIAL_BITS: Final = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
+_FILE_OPEN: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def make_plain(root: Path, names: NamePolicy = MARKDOWN) -> list[tuple[str, str]]:
+    """Leave only plain files and folders under ``root``; return what was done where.
+
+    Symbolic links, FIFOs, sockets and devices are removed; setuid, setgid and
+    sticky bits are cleared everywhere and execute bits on files; every file
+    stays readable and writable by its owner, every folder usable. Hidden
+    entries are included (the store's own state at the root is not). Nothing
+    is followed, so a link is removed itself, never what it points to.
+    """
+    done: list[tuple[str, str]] = []
+    root_fd = open_root(root)
+    try:
+        nodes = walk_tree(root_fd, hidden=True, names=names)
+        for node in nodes:
+            action = _plain_action(node)
+            if action is None:
+                continue
+            try:
+                parent = open_dir(root_fd, node.parts[:-1])
+            except OSError:
+                continue  # its folder went with an earlier removal
+            try:
+                _make_plain_at(parent, node)
+                done.append((node.virtual, action))
+            except OSError:
+                continue  # gone meanwhile
+            finally:
+                os.close(parent)
+    finally:
+        os.close(root_fd)
+    return done
+
+
+def _plain_action(node: Node) -> str | None:
+    if node.kind == "link":
+        return "removed a symbolic link"
+    if node.kind == "special":
+        return "removed a special file (FIFO, socket or device)"
+    if node.kind == "dir":
+        if node.mode & _SPECIAL_BITS or node.mode & 0o700 != 0o700:
+            return "reset the folder's permission bits"
+        return None
+    if node.mode & (_SPECIAL_BITS | 0o111) or node.mode & 0o600 != 0o600:
+        return "cleared setuid, setgid and execute bits"
+    return None
+
+
+def _make_plain_at(parent: int, node: Node) -> None:
+    st = os.stat(node.name, dir_fd=parent, follow_symlinks=False)
+    if node.kind in ("link", "special"):
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(node.name, dir_fd=parent)
+        return
+    is_dir = stat.S_ISDIR(st.st_mode)
+    mode = (st.st_mode & 0o777 | 0o700) if is_dir else (st.st_mode & 0o666 | 0o600)
+    try:
+        fd = os.open(node.name, _DIR_FLAGS if is_dir else _FILE_OPEN, dir_fd=parent)
+    except PermissionError:
+        # Unreadable to its owner (mode 000): set the bits by name; it is not a link
+        # (checked just above) and the command that made it has ended.
+        os.chmod(node.name, mode, dir_fd=parent)
+        return
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode) == is_dir:
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
