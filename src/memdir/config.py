@@ -46,6 +46,12 @@ class Settings(BaseModel):
                                  description="Seconds a shell tool call may run.")
     shell_output_chars: int = Field(default=20_000, gt=0,
                                     description="Characters of shell output shown to a model.")
+    tool_time_limit: float = Field(default=5.0, gt=0,
+                                   description="Seconds one tool call may run (a shell call "
+                                   "has its own shell_timeout).")
+    tool_output_chars: int = Field(default=160_000, gt=0,
+                                   description="Longest tool result shown to a model; longer "
+                                   "ones are cut with a note.")
     mcp_token: SecretStr | None = Field(
         default=None, description="Bearer token the MCP server requires over http."
     )

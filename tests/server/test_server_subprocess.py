@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,12 +14,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from serving import TIMEOUT, http_serve
 from typer.testing import CliRunner
 
 from memdir.cli import app
 from memdir.sample import build_sample_store
 
-TIMEOUT = 120
 NEW_FILE = "---\nname: zoe\ndescription: Zoe, a new friend\n---\n# Zoe\n"
 
 
@@ -86,43 +84,11 @@ async def test_stdio_write_set(store_dir: Path) -> None:
     assert (store_dir / "people" / "zoe.md").read_text() == NEW_FILE
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited early: {proc.communicate()[1]}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError("server did not start listening in time")
-
-
 @pytest.fixture
 def http_server(store_dir: Path) -> Iterator[tuple[str, str]]:
-    port, token = _free_port(), "test-token-123"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memdir", "serve", str(store_dir), "--transport", "http",
-         "--port", str(port), "--token", token],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        _wait_for_port(proc, port)
+    token = "test-token-123"
+    with http_serve(store_dir, "--token", token) as (_, port):
         yield f"http://127.0.0.1:{port}/mcp", token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 async def test_http_requires_the_token(http_server: tuple[str, str]) -> None:
@@ -130,11 +96,18 @@ async def test_http_requires_the_token(http_server: tuple[str, str]) -> None:
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     with anyio.fail_after(TIMEOUT):
         async with httpx2.AsyncClient(timeout=30) as http:
+            # 403, not 401: a 401 makes OAuth-aware clients start a flow a fixed token
+            # cannot finish. The body is a JSON-RPC error, which clients show.
             bare = await http.post(url, json=request)
-            assert bare.status_code == 401
-            assert bare.headers["www-authenticate"].startswith("Bearer")
+            assert bare.status_code == 403
+            assert "bearer token is missing" in bare.json()["error"]["message"]
             wrong = await http.post(url, json=request, headers={"Authorization": "Bearer no"})
-            assert wrong.status_code == 401
+            assert wrong.status_code == 403
+            assert "bearer token is wrong" in wrong.json()["error"]["message"]
+            for probe in ("oauth-protected-resource/mcp", "oauth-authorization-server"):
+                meta = await http.get(url.replace("/mcp", f"/.well-known/{probe}"))
+                assert meta.status_code == 404
+                assert "fixed bearer token" in meta.json()["error_description"]
 
         headers = {"Authorization": f"Bearer {token}"}
         async with httpx2.AsyncClient(headers=headers, timeout=30) as http:

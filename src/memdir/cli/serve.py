@@ -34,8 +34,8 @@ def serve(
                                 "process) or http (streamable HTTP at /mcp).")
     ] = Transport.stdio,
     host: Annotated[
-        str, typer.Option("--host", help="Address to bind for http; loopback only unless "
-                          "--allow-remote.")
+        str, typer.Option("--host", help="Address to bind for http: loopback only (127.0.0.1, "
+                          "::1 or [::1], localhost, 127.x.y.z) unless --allow-remote.")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535,
                                       help="TCP port for http.")] = 8765,
@@ -47,8 +47,8 @@ def serve(
                      "variable, which stays out of the process list."),
     ] = None,
     allow_remote: Annotated[
-        bool, typer.Option("--allow-remote", help="Permit a --host other machines can reach. "
-                           "Use it only with --token and behind TLS.")
+        bool, typer.Option("--allow-remote", help="Permit a --host other machines can reach; "
+                           "refused without a token. Use it behind TLS.")
     ] = False,
 ) -> None:
     """Serve a store's tools to MCP clients (Claude Desktop, IDEs, agents).
@@ -62,9 +62,14 @@ def serve(
 
     Over stdio the client starts this command and talks on its standard input
     and output. Over http the server listens at http://HOST:PORT/mcp, bound to
-    a loopback address unless --allow-remote is given.
+    a loopback address unless --allow-remote is given (with a token), and
+    answers only requests whose Host names that address and port.
 
-    Exit status: 0 stopped cleanly, 2 bad store or refused options.
+    Every tool call is bounded by MEMDIR_TOOL_TIME_LIMIT seconds and runs off
+    the server's event loop, so one slow call never holds up other sessions.
+
+    Exit status: 0 stopped cleanly (client closed, SIGTERM), 2 bad store or
+    refused options, 130 stopped by Ctrl-C.
 
     For example:
 
@@ -76,7 +81,9 @@ def serve(
     from memdir.server import (
         MCP_PATH,
         LoopbackError,
+        allowed_hosts,
         build_server,
+        check_bind,
         is_loopback,
         run_http,
         run_stdio,
@@ -85,9 +92,13 @@ def serve(
     configured = get_settings().mcp_token
     if token is None and configured is not None:
         token = configured.get_secret_value()
-    if transport is Transport.http and not is_loopback(host) and not allow_remote:
-        fail(f"refusing to bind {host}: other machines could reach the store.",
-             "use --host 127.0.0.1, or add --allow-remote (with --token) if you mean it.")
+    if transport is Transport.http:
+        try:
+            check_bind(host, token=token, allow_remote=allow_remote)
+        except LoopbackError as exc:
+            hint = ("set MEMDIR_MCP_TOKEN (or --token) as well." if allow_remote
+                    else "use --host 127.0.0.1, or add --allow-remote and a token if you mean it.")
+            fail(f"refusing to bind {host}: {exc}.", hint)
     if transport is Transport.stdio and token:
         err_console.print("[yellow]note:[/] --token applies to http only; over stdio the "
                           "client that starts the process is trusted.")
@@ -98,18 +109,19 @@ def serve(
             anyio.run(run_stdio, server)
         except KeyboardInterrupt:
             err_console.print("stopped.")
+            raise typer.Exit(130) from None
         return
     problem = _cannot_bind(host, port)
     if problem:
         fail(f"cannot listen on {host}:{port}: {problem}.",
              "pick a free port with --port, or stop whatever holds this one.")
     gate = "bearer token required" if token else "no token"
+    shown = (allowed_hosts(host, port) or [f"{host}:{port}"])[0]
+    remote = "" if is_loopback(host) else " (reachable from other machines)"
     err_console.print(f"memdir MCP server ({toolset.name} set, {gate}) on "
-                      f"http://{host}:{port}{MCP_PATH}; Ctrl-C stops it.")
+                      f"http://{shown}{MCP_PATH}{remote}; Ctrl-C stops it.")
     try:
         run_http(server, host=host, port=port, token=token, allow_remote=allow_remote)
-    except LoopbackError as exc:
-        fail(str(exc), "use --host 127.0.0.1.")
     except SystemExit as exc:  # uvicorn exits this way when it cannot start
         if exc.code:
             fail(f"the HTTP server could not start (uvicorn exit status {exc.code}).",

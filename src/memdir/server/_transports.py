@@ -1,21 +1,40 @@
-"""Running the server: over stdio, or over streamable HTTP on a loopback address."""
+"""Running the server: over stdio, or over streamable HTTP on a loopback address.
+
+Over HTTP every request is checked against DNS rebinding: its ``Host`` (and
+``Origin``, when sent) must name the address the server is bound to, with its
+port, so a web page whose domain was rebound to this machine is refused. With a
+token, a request without it is answered ``403`` with a JSON-RPC error a client
+can show; not ``401``, which makes OAuth-aware clients (the TypeScript SDK, the
+Inspector, the Python SDK's OAuth provider) start an authorization flow that a
+static token cannot finish, and the OAuth discovery paths answer ``404``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 import hmac
+import io
 import ipaddress
+import json
+import os
+import sys
+import threading
 from typing import Any
 
 import anyio
 import uvicorn
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
     "MCP_PATH",
     "BearerTokenGate",
     "LoopbackError",
+    "allowed_hosts",
+    "check_bind",
     "http_app",
     "is_loopback",
     "run_http",
@@ -23,10 +42,17 @@ __all__ = [
 ]
 
 MCP_PATH = "/mcp"
+_SHUTDOWN_SECONDS = 2
+"""How long a stop (Ctrl-C, SIGTERM) waits for open HTTP requests before closing them."""
+_LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 class LoopbackError(ValueError):
     """A host that is reachable from other machines was given without consent."""
+
+
+def _bare(host: str) -> str:
+    return host.strip("[]")
 
 
 def is_loopback(host: str) -> bool:
@@ -34,13 +60,50 @@ def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(_bare(host)).is_loopback
     except ValueError:
         return False
 
 
+def allowed_hosts(host: str, port: int) -> list[str] | None:
+    """The ``Host`` header values a request to a server bound at ``host:port`` may carry.
+
+    The bound address itself with the port (IPv6 in brackets), and for the usual
+    names of this machine (127.0.0.1, localhost, ::1) each of the others too.
+    None for a wildcard address (``0.0.0.0``, ``::``), which any name can reach;
+    such a server needs a token instead.
+    """
+    bare = _bare(host)
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        names = [bare]
+    else:
+        if address.is_unspecified:
+            return None
+        names = [f"[{address}]" if address.version == 6 else str(address)]
+    if names[0] in _LOCAL_NAMES:
+        names = [names[0], *(n for n in _LOCAL_NAMES if n != names[0])]
+    hosts = [f"{name}:{port}" for name in names]
+    return hosts + names if port == 80 else hosts
+
+
+def _security(host: str, port: int) -> TransportSecuritySettings:
+    hosts = allowed_hosts(host, port)
+    if hosts is None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
 class BearerTokenGate:
     """ASGI middleware refusing HTTP requests without ``Authorization: Bearer <token>``.
+
+    A refused request gets ``403`` and a JSON-RPC error saying what to send; the
+    OAuth discovery paths (``/.well-known/...``) get ``404`` saying that this
+    server takes a fixed token, not OAuth.
 
     Args:
         app: The application to protect.
@@ -55,36 +118,113 @@ class BearerTokenGate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            if str(scope.get("path", "")).startswith("/.well-known/"):
+                await _no_oauth(send)
+                return
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
-                await _refuse(send)
+                await _refuse(send, "missing" if not given else "wrong")
                 return
         await self.app(scope, receive, send)
 
 
-async def _refuse(send: Send) -> None:
-    body = b'{"error": "unauthorized", "detail": "send Authorization: Bearer <token>"}'
+async def _reply(send: Send, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
     await send({
         "type": "http.response.start",
-        "status": 401,
+        "status": status,
         "headers": [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
-            (b"www-authenticate", b'Bearer realm="memdir"'),
         ],
     })
     await send({"type": "http.response.body", "body": body})
 
 
+async def _refuse(send: Send, problem: str) -> None:
+    message = (
+        f"memdir serve refused the request: the bearer token is {problem}. Send the header "
+        "'Authorization: Bearer <token>' with the token the server was started with "
+        "(MEMDIR_MCP_TOKEN or --token). This server does not offer OAuth."
+    )
+    await _reply(send, 403, {"jsonrpc": "2.0", "id": None,
+                             "error": {"code": -32001, "message": message}})
+
+
+async def _no_oauth(send: Send) -> None:
+    await _reply(send, 404, {
+        "error": "not_found",
+        "error_description": "memdir serve has no OAuth authorization server; it takes a "
+        "fixed bearer token: send 'Authorization: Bearer <token>'.",
+    })
+
+
+class _StdinLines(anyio.AsyncFile[str]):
+    """Standard input, read line by line on a daemon thread.
+
+    The SDK reads stdin on a worker thread that a stop must wait for, so Ctrl-C
+    did nothing until the next line arrived. A daemon thread is never waited
+    for: cancelling the server ends it at once, whatever stdin is (a terminal,
+    a pipe). It reads the descriptor with ``os.read``, holding no lock of
+    ``sys.stdin`` that the interpreter's shutdown would wait for.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.StringIO())  # never read: lines come from the thread
+        self._fd = fd
+        self._lines: asyncio.Queue[str] | None = None
+
+    async def readline(self) -> str:
+        """The next line, or ``""`` at the end of input."""
+        if self._lines is None:
+            self._lines = asyncio.Queue()
+            threading.Thread(
+                target=self._pump, args=(asyncio.get_running_loop(), self._lines),
+                name="memdir-stdin", daemon=True,
+            ).start()
+        return await self._lines.get()
+
+    def _pump(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str]) -> None:
+        decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        pending = ""
+        while True:
+            try:
+                data = os.read(self._fd, 1 << 16)
+            except OSError:
+                data = b""  # stdin closed or broken: the same as its end
+            pending += decode(data, final=not data)
+            *complete, pending = pending.split("\n")
+            batch = [line + "\n" for line in complete]
+            if not data:
+                batch += [pending, ""] if pending else [""]
+            try:
+                for line in batch:
+                    loop.call_soon_threadsafe(lines.put_nowait, line)
+            except RuntimeError:
+                return  # the server's loop is gone
+            if not data:
+                return
+
+
 async def run_stdio(server: Server[Any]) -> None:
-    """Serve one client over this process's standard input and output."""
-    async with stdio_server() as (read_stream, write_stream):
+    """Serve one client over this process's standard input and output.
+
+    Cancelling it (Ctrl-C under :func:`anyio.run`) stops it at once, without
+    waiting for another line on standard input.
+    """
+    stdin = _StdinLines(sys.stdin.fileno())
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(server: Server[Any], *, host: str, token: str | None) -> ASGIApp:
-    """The streamable-HTTP ASGI app at ``/mcp``, behind the token gate when a token is set."""
-    app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+def http_app(server: Server[Any], *, host: str, port: int, token: str | None) -> ASGIApp:
+    """The streamable-HTTP ASGI app at ``/mcp``, behind the token gate when a token is set.
+
+    Requests must name ``host:port`` (see :func:`allowed_hosts`).
+    """
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=_bare(host), transport_security=_security(host, port)
+    )
     return BearerTokenGate(app, token) if token else app
 
 
@@ -103,16 +243,34 @@ def run_http(
         host: The address to bind; only loopback unless ``allow_remote``.
         port: The TCP port.
         token: When set, every request must carry it as a bearer token.
-        allow_remote: Permit a non-loopback address.
+        allow_remote: Permit a non-loopback address (only with a token).
 
     Raises:
-        LoopbackError: ``host`` is not loopback and ``allow_remote`` is not set.
+        LoopbackError: ``host`` is not loopback and ``allow_remote`` is not set, or
+            is set without a token, or ``host`` is a wildcard address without a token.
     """
-    if not is_loopback(host) and not allow_remote:
+    check_bind(host, token=token, allow_remote=allow_remote)
+    app = http_app(server, host=host, port=port, token=token)
+    config = uvicorn.Config(app, host=_bare(host), port=port, log_level="warning",
+                            lifespan="on", timeout_graceful_shutdown=_SHUTDOWN_SECONDS)
+    anyio.run(uvicorn.Server(config).serve)
+
+
+def check_bind(host: str, *, token: str | None, allow_remote: bool) -> None:
+    """Refuse a bind address the options do not allow.
+
+    Raises:
+        LoopbackError: Why, in one sentence.
+    """
+    if is_loopback(host):
+        return
+    if not allow_remote:
         raise LoopbackError(
             f"{host} is reachable from other machines; the server binds loopback addresses "
             "only unless remote access is allowed explicitly"
         )
-    app = http_app(server, host=host, token=token)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    anyio.run(uvicorn.Server(config).serve)
+    if not token:
+        raise LoopbackError(
+            f"binding {host} lets other machines reach the store, so a bearer token is "
+            "required (MEMDIR_MCP_TOKEN or --token)"
+        )

@@ -6,15 +6,23 @@ line is then checked on its own. A file without a hit costs one regex scan and
 no line splitting. Patterns whose meaning depends on where the text ends
 (lookarounds, ``\A``, ``\Z``, possessive or atomic groups, scoped flags) are
 searched strictly line by line instead, so the answer is always exact.
+
+Patterns are compiled by the ``regex`` package in its ``re``-compatible mode
+(``VERSION0``), not by ``re``: the same syntax and matches, but every search
+takes a timeout, so inside a tool call no pattern can run past the call's
+deadline (:func:`memdir.tools._limits.remaining`), and its engine is guarded
+against many of the nested repeats that make ``re`` backtrack for minutes.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import regex
+
 from memdir.store import ROOT, Store, StoreError
+from memdir.tools._limits import CallTimeoutError, echo, remaining
 from memdir.tools._literals import fold, required_literals
 from memdir.tools._spec import ToolError, ToolFunction
 
@@ -24,7 +32,6 @@ MAX_LINE_CHARS = 200
 """Longest line text a hit shows; longer lines are trimmed around the match."""
 MAX_RESULTS_CAP = 1000
 """Largest ``max_results`` accepted."""
-_CHUNK = 1 << 16
 _UNSAFE = ("(?=", "(?!", "(?<", "\\A", "\\Z", "(?>", "*+", "++", "?+", "}+", "(?-")
 
 
@@ -37,16 +44,35 @@ class GrepHit:
     text: str
 
 
-def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
-    flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
+_Search = Callable[..., "regex.Match[str] | None"]
+
+
+def _compile(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
+    flags = regex.VERSION0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
     try:
-        return re.compile(pattern, flags)
-    except re.error as exc:
+        return regex.compile(pattern, flags)
+    except regex.error as exc:
         raise ToolError(
-            f"The pattern {pattern!r} is not a valid Python regular expression: {exc}. "
+            f"The pattern {echo(pattern)} is not a valid Python regular expression: {exc}. "
             "Escape special characters such as ( [ . * + ? with a backslash, or search "
             "for a plain word."
         ) from None
+
+
+def _bounded(rx: regex.Pattern[str]) -> _Search:
+    """``rx.search`` that stops at the running tool call's deadline.
+
+    Raises (when called):
+        CallTimeoutError: The deadline passed before or during the search.
+    """
+
+    def search(text: str, pos: int = 0) -> regex.Match[str] | None:
+        try:
+            return rx.search(text, pos, timeout=remaining())
+        except TimeoutError:
+            raise CallTimeoutError("the regular expression ran out of time") from None
+
+    return search
 
 
 def _memory_files(store: Store, path: str) -> list[str]:
@@ -74,9 +100,8 @@ def _read(store: Store, virtual: str) -> str | None:
     return text
 
 
-def _file_hits(rx: re.Pattern[str], text: str, plan: _Plan) -> list[tuple[int, str]]:
-    """(line number, line) of each line of ``text`` that ``rx`` matches on its own."""
-    search = rx.search
+def _file_hits(search: _Search, text: str, plan: _Plan) -> list[tuple[int, str]]:
+    """(line number, line) of each line of ``text`` that ``search`` matches on its own."""
     if plan.literals is not None:
         return _literal_hits(search, text, plan.literals, plan.folded)
     if not plan.safe:
@@ -174,13 +199,14 @@ def _plan(pattern: str, ignore_case: bool) -> _Plan:
 def _scan(
     store: Store, pattern: str, path: str, ignore_case: bool
 ) -> Iterator[tuple[str, list[tuple[int, str]]]]:
-    rx = _compile(pattern, ignore_case)
+    search = _bounded(_compile(pattern, ignore_case))
     plan = _plan(pattern, ignore_case)
     for virtual in _memory_files(store, path):
+        remaining()  # the deadline holds between files too
         text = _read(store, virtual)
         if text is None:
             continue
-        hits = _file_hits(rx, text, plan)
+        hits = _file_hits(search, text, plan)
         if hits:
             yield virtual, hits
 
@@ -199,11 +225,11 @@ def grep_store(
             yield GrepHit(virtual, number, line.removesuffix("\r"))
 
 
-def _shown_line(rx: re.Pattern[str], line: str) -> str:
+def _shown_line(search: _Search, line: str) -> str:
     line = line.rstrip("\r")
     if len(line) <= MAX_LINE_CHARS:
         return line
-    match = rx.search(line)
+    match = search(line)
     return _trim(line, match.start() if match is not None else 0)
 
 
@@ -241,19 +267,27 @@ def grep_tool(store: Store) -> ToolFunction:
             raise ToolError(f"max_results must be between 1 and {MAX_RESULTS_CAP}.")
         if pattern == "":
             raise ToolError("The pattern is empty; give a word or regular expression.")
-        rx = _compile(pattern, ignore_case)
+        search = _bounded(_compile(pattern, ignore_case))
         shown: list[str] = []
         total = 0
         files = 0
-        for virtual, hits in _scan(store, pattern, path, ignore_case):
-            total += len(hits)
-            files += 1
-            for number, line in hits[: max_results - len(shown)]:
-                shown.append(f"{virtual}:{number}: {_shown_line(rx, line)}")
+        try:
+            for virtual, hits in _scan(store, pattern, path, ignore_case):
+                total += len(hits)
+                files += 1
+                for number, line in hits[: max_results - len(shown)]:
+                    shown.append(f"{virtual}:{number}: {_shown_line(search, line)}")
+        except CallTimeoutError:
+            raise ToolError(
+                f"The search for {echo(pattern)} did not finish within the time limit of one "
+                "call and was stopped. Nested repeats such as (a+)+ or "
+                r"(\w+\s?)* can take exponential time: simplify the pattern, search a plain "
+                "word, or narrow the path."
+            ) from None
         where = store.resolve(path).virtual
         if total == 0:
             return (
-                f"No lines match {pattern!r} in {where}. Try a shorter pattern, "
+                f"No lines match {echo(pattern)} in {where}. Try a shorter pattern, "
                 "alternatives (a|b), ignore_case=true, or view the folder."
             )
         head = f"{total} matching line(s) in {files} file(s) under {where}:"

@@ -18,12 +18,15 @@ import re
 
 from memdir.store import ROOT, NotFoundError, Store, StoreError
 from memdir.tools._bm25index import FileIndex, Hit, index_for
+from memdir.tools._limits import echo
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_spec
 
-__all__ = ["CHUNK_TOP_K", "bm25_set", "chunk_set", "chunk_spec", "search_spec"]
+__all__ = ["CHUNK_CHARS", "CHUNK_TOP_K", "bm25_set", "chunk_set", "chunk_spec", "search_spec"]
 
 CHUNK_TOP_K = 3
 """How many chunks ``bm25_chunk_retrieve`` returns."""
+CHUNK_CHARS = 50_000
+"""Most characters of one chunk shown (a paper chunk of 8,000 tokens is about 35,000)."""
 
 _MAX_K = 50
 _LINE_CHARS = 200
@@ -31,9 +34,8 @@ _PLAIN_DESCRIPTION = re.compile(r"^description:[ \t]*([^\n#]*?)[ \t]*$", re.MULT
 
 
 def _no_terms(query: str) -> ToolError:
-    shown = query if len(query) <= 80 else query[:77] + "..."
     return ToolError(
-        f"The query {shown!r} has no searchable words: BM25 ignores punctuation, single "
+        f"The query {echo(query)} has no searchable words: BM25 ignores punctuation, single "
         "characters and common words such as 'the' or 'what'. Ask with content words: "
         "names, places, topics, distinctive terms."
     )
@@ -64,6 +66,15 @@ def _description(text: str) -> str | None:
 def _clip(line: str) -> str:
     line = line.strip()
     return line if len(line) <= _LINE_CHARS else line[: _LINE_CHARS - 3] + "..."
+
+
+def _chunk_text(text: str) -> str:
+    if len(text) <= CHUNK_CHARS:
+        return text
+    return (
+        f"{text[:CHUNK_CHARS]}\n[cut: this chunk has {len(text):,} characters; the first "
+        f"{CHUNK_CHARS:,} are shown. Ask with other words to reach other chunks.]"
+    )
 
 
 def search_spec(store: Store) -> ToolSpec:
@@ -98,11 +109,11 @@ def search_spec(store: Store) -> ToolSpec:
         scope = "" if folder.is_root else f" under {folder.virtual}"
         if not hits:
             return (
-                f"No file{scope} contains any word of {query!r}. Try other words "
+                f"No file{scope} contains any word of {echo(query)}. Try other words "
                 "(synonyms, names) or list the folders with view."
             )
         plural = "s" if len(hits) > 1 else ""
-        lines = [f"{len(hits)} file{plural} ranked for {query!r}{scope}, best first:"]
+        lines = [f"{len(hits)} file{plural} ranked for {echo(query)}{scope}, best first:"]
         for rank, hit in enumerate(hits, start=1):
             lines.append("")
             lines.append(f"{rank}. {hit.path} (score {hit.score:.2f})")
@@ -139,7 +150,7 @@ def chunk_spec(store: Store) -> ToolSpec:
         """
         hits = await _ranked(index, query, CHUNK_TOP_K, ROOT)
         if not hits:
-            return f"No chunk contains any word of {query!r}. Try other words."
+            return f"No chunk contains any word of {echo(query)}. Try other words."
         parts = []
         for hit in hits:
             try:
@@ -147,7 +158,7 @@ def chunk_spec(store: Store) -> ToolSpec:
             except StoreError as exc:
                 parts.append(f"=== {hit.path} ===\n(cannot be read: {exc})\n")
                 continue
-            parts.append(f"=== {hit.path} ===\n{text.rstrip()}\n")
+            parts.append(f"=== {hit.path} ===\n{_chunk_text(text.rstrip())}\n")
         return "\n".join(parts)
 
     return tool_spec(bm25_chunk_retrieve, read_only=True)

@@ -8,7 +8,9 @@ and implementation never live apart.
 :meth:`ToolSet.call` is the single path by which a model's call is executed,
 whether it comes from the agent loop, the MCP server, the Anthropic adapter or
 ``memdir tool``. Mistakes a model can fix (a bad argument, a missing file, a
-path outside the store) come back as an error result; bugs raise.
+path outside the store) come back as an error result; bugs raise. Every call
+is bounded there too (see :mod:`memdir.tools._limits`): it runs off the
+caller's event loop with a deadline, and its result and error texts are capped.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from memdir.store import StoreError
+from memdir.tools._limits import CallLimits, CallTimeoutError, cap_text, default_limits, run_bounded
 
 __all__ = [
     "ToolError",
@@ -154,10 +157,16 @@ class ToolSet:
     Args:
         name: The set's name (``write``, ``read``, ``bm25``, ...).
         tools: The tools, in the order the model should see them.
+        limits: Time and size bounds of each call; None reads them from the
+            settings (``MEMDIR_TOOL_TIME_LIMIT``, ``MEMDIR_TOOL_OUTPUT_CHARS``)
+            at the first call.
     """
 
-    def __init__(self, name: str, tools: Iterable[ToolSpec]) -> None:
+    def __init__(
+        self, name: str, tools: Iterable[ToolSpec], *, limits: CallLimits | None = None
+    ) -> None:
         self.name = name
+        self.limits = limits
         self.tools: dict[str, ToolSpec] = {}
         for spec in tools:
             if spec.name in self.tools:
@@ -199,11 +208,28 @@ class ToolSet:
         except ValidationError as exc:
             return ToolResult(name, _explain(spec, exc), True)
         kwargs = {key: getattr(args, key) for key in spec.args_model.model_fields}
+        limits = self.limits or default_limits()
+        seconds = limits.seconds
         try:
-            content = await spec.fn(**kwargs)
+            content = await run_bounded(
+                lambda: spec.fn(**kwargs), seconds, abandon=spec.read_only
+            )
         except (ToolError, StoreError) as exc:
-            return ToolResult(name, f"Error: {exc}", True)
-        return ToolResult(name, content)
+            message = cap_text(f"Error: {exc}", limits.error_chars,
+                               "The rest of this message was left out.")
+            return ToolResult(name, message, True)
+        except CallTimeoutError:
+            return ToolResult(name, _too_slow(name, seconds), True)
+        hint = f"Ask {name} for less (a line range, a narrower path or query) to see the rest."
+        return ToolResult(name, cap_text(content, limits.output_chars, hint))
+
+
+def _too_slow(name: str, seconds: float) -> str:
+    return (
+        f"Error: {name} did not finish within {seconds:g} s, the time limit of one call, "
+        "and was stopped. Ask for less: a narrower path, a simpler pattern or query, "
+        "a smaller range."
+    )
 
 
 def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
