@@ -30,6 +30,8 @@ FORBIDDEN = {
     "builders": {"cli", "server", "skills", "study"},
     "skills": {"cli", "server", "study", "bench", "builders"},
     "study": {"cli", "server", "skills"},
+    # The browser reads every layer below the command line, and never the command line.
+    "browse": {"cli"},
 }
 # Packages that must never load a model provider (only agents and above talk to models).
 NO_PROVIDERS = {"conversation", "store", "tools", "metrics", "server", "sample"}

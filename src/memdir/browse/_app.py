@@ -1,0 +1,188 @@
+"""The browser's ASGI application: routes, the token gate and serving on loopback.
+
+The same rule as the HTTP MCP server: bind loopback addresses only, and require
+the session's token on every request. A browser cannot set an ``Authorization``
+header from a link, so the token may also come once as ``?token=...``; the page
+then sets an HttpOnly, same-site cookie and redirects to the URL without it. Hosts
+other than loopback names are refused (a guard against DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable
+from functools import partial
+from http.cookies import SimpleCookie
+from importlib.resources import files
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memdir.browse._context import Browser
+from memdir.browse._history_pages import history_page
+from memdir.browse._run_pages import chain_page, log_file, run_page, study_cell_page
+from memdir.browse._sources import Catalog
+from memdir.browse._store_pages import file_page, health_page, search_page, tree_page, turn_page
+from memdir.server import LoopbackError, is_loopback
+
+__all__ = ["COOKIE", "TokenGate", "browse_app", "serve"]
+
+COOKIE = "memdir_browse"
+_LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+class TokenGate:
+    """ASGI middleware admitting requests that carry the token (header, cookie or query).
+
+    Args:
+        app: The application to protect.
+        token: The session's secret.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token:
+            raise ValueError("the browser's token must not be empty")
+        self.app = app
+        self._token = token.encode()
+
+    def _ok(self, given: str | bytes | None) -> bool:
+        if given is None:
+            return False
+        value = given.encode() if isinstance(given, str) else given
+        return hmac.compare_digest(value, self._token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+        given = next((v for k, v in query if k == "token"), None)
+        if given is not None and self._ok(given):
+            rest = urlencode([(k, v) for k, v in query if k != "token"])
+            response: Response = RedirectResponse(scope["path"] + (f"?{rest}" if rest else ""),
+                                                  status_code=303)
+            response.set_cookie(COOKIE, self._token.decode(), httponly=True, samesite="strict")
+            await response(scope, receive, send)
+            return
+        bearer = headers.get(b"authorization", b"")
+        cookies = SimpleCookie(headers.get(b"cookie", b"").decode("latin-1"))
+        if given is None and ((bearer.startswith(b"Bearer ") and self._ok(bearer[7:]))
+                              or (COOKIE in cookies and self._ok(cookies[COOKIE].value))):
+            await self.app(scope, receive, send)
+            return
+        response = Response(
+            "This memdir browser needs its token: open the URL that `memdir browse` "
+            "printed (it ends in ?token=...).\n", status_code=401,
+            media_type="text/plain", headers={"WWW-Authenticate": 'Bearer realm="memdir"'})
+        await response(scope, receive, send)
+
+
+Page = Callable[[Browser, Request], Any]
+
+
+def _route(path: str, page: Page, browser: Browser) -> Route:
+    endpoint = partial(page, browser)
+    if _is_async(page):
+        async def run_async(request: Request) -> Response:
+            result: Awaitable[Response] = endpoint(request)
+            return await result
+        return Route(path, run_async)
+
+    async def run_sync(request: Request) -> Response:
+        result: Response = await anyio.to_thread.run_sync(endpoint, request)
+        return result
+    return Route(path, run_sync)
+
+
+def _is_async(page: Page) -> bool:
+    import inspect
+
+    return inspect.iscoroutinefunction(page)
+
+
+def _index(browser: Browser, request: Request) -> Response:
+    catalog = browser.catalog
+    if catalog.kind == "store":
+        return RedirectResponse(browser.store_url(next(iter(catalog.stores))), status_code=307)
+    return run_page(browser, request)
+
+
+def browse_app(catalog: Catalog, *, token: str | None) -> ASGIApp:
+    """The browser for ``catalog`` as an ASGI app, behind the token gate when a token is set.
+
+    Args:
+        catalog: What to show (see :func:`memdir.browse.open_target`).
+        token: The secret every request must carry (None: no gate, for in-process tests).
+    """
+    browser = Browser(catalog)
+
+    async def error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return browser.page("error.html", status_code=exc.status_code, code=exc.status_code,
+                            detail=exc.detail)
+
+    routes = [
+        _route("/", _index, browser),
+        _route("/run/cell/{key}", study_cell_page, browser),
+        _route("/run/log/{key}/{n:int}", log_file, browser),
+        _route("/run/chain/{cell}/{chain}", chain_page, browser),
+        _route("/s/{sid}/", tree_page, browser),
+        _route("/s/{sid}/file/{path:path}", file_page, browser),
+        _route("/s/{sid}/search", search_page, browser),
+        _route("/s/{sid}/health", health_page, browser),
+        _route("/s/{sid}/history", history_page, browser),
+        _route("/s/{sid}/turn/{locator}", turn_page, browser),
+        Mount("/static", StaticFiles(directory=str(files("memdir.browse") / "static")),
+              name="static"),
+    ]
+    app: ASGIApp = Starlette(routes=routes, exception_handlers={HTTPException: error})
+    app = TrustedHostMiddleware(app, allowed_hosts=_LOOPBACK_HOSTS)
+    return TokenGate(app, token) if token else app
+
+
+def serve(catalog: Catalog, *, host: str, port: int, token: str,
+          ready: Callable[[str], None] | None = None) -> None:
+    """Serve the browser on ``http://host:port/`` until interrupted.
+
+    Args:
+        catalog: What to show.
+        host: A loopback address.
+        port: The TCP port (0: any free one).
+        token: The session's secret.
+        ready: Called with the URL to open (token included) once the server listens.
+
+    Raises:
+        LoopbackError: ``host`` is reachable from other machines.
+    """
+    if not is_loopback(host):
+        raise LoopbackError(f"{host} is reachable from other machines; the browser binds "
+                            "loopback addresses only")
+    config = uvicorn.Config(browse_app(catalog, token=token), host=host, port=port,
+                            log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+
+    async def run() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve)
+            while not server.started:
+                await anyio.sleep(0.05)
+                if server.should_exit:
+                    return
+            if ready is not None:
+                bound = server.servers[0].sockets[0].getsockname()[1] if server.servers \
+                    else port
+                shown = f"[{host}]" if ":" in host else host
+                ready(f"http://{shown}:{bound}/?token={token}")
+
+    anyio.run(run)

@@ -1,0 +1,90 @@
+"""Lint defects and health alarms of a store, each tied to the file (and line) it concerns.
+
+Both are store-wide computations, cached under the store's fingerprint. Stores of
+up to :data:`INLINE_CHECK_FILES` files are checked whenever a page needs it;
+larger ones only on the health page, after which every page shows the results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memdir.browse._context import Browser, fingerprint
+from memdir.browse._sources import BrowsedStore
+from memdir.metrics import HealthReport, health_report
+from memdir.store import Finding, lint_store
+
+__all__ = ["INLINE_CHECK_FILES", "Alarm", "Checks", "checks_for"]
+
+INLINE_CHECK_FILES = 500
+"""Stores with more files are linted and measured only on request (the health page)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Alarm:
+    """One health alarm, with the files (and lines) it points at."""
+
+    kind: str
+    message: str
+    paths: tuple[str, ...]
+    line: int | None = None
+
+
+@dataclass
+class Checks:
+    """The lint findings and health alarms of one state of a store."""
+
+    findings: list[Finding]
+    report: HealthReport
+    alarms: list[Alarm] = field(default_factory=list)
+
+    def findings_of(self, path: str) -> list[Finding]:
+        """The lint findings of one file."""
+        return [f for f in self.findings if f.path == path]
+
+    def alarms_of(self, path: str) -> list[Alarm]:
+        """The alarms that concern one file."""
+        return [a for a in self.alarms if path in a.paths]
+
+    def flagged(self) -> dict[str, int]:
+        """How many findings and alarms each file has."""
+        counts: dict[str, int] = {}
+        for finding in self.findings:
+            counts[finding.path] = counts.get(finding.path, 0) + 1
+        for alarm in self.alarms:
+            for path in alarm.paths:
+                counts[path] = counts.get(path, 0) + 1
+        return counts
+
+
+def _unit_file(unit: str) -> str:
+    """The file of a unit id such as ``/memories/a.md > ## Work`` (or the id itself)."""
+    return unit.split(" > ", 1)[0].split("#", 1)[0].strip()
+
+
+def _alarms(report: HealthReport) -> list[Alarm]:
+    # Dangling references raise an alarm too, but lint already lists each one.
+    alarms = [Alarm("near-duplicate", f"{p.a} and {p.b} read alike (cosine {p.cosine:.2f})",
+                     (_unit_file(p.a), _unit_file(p.b))) for p in report.duplicates]
+    alarms += [Alarm("stale description",
+                     f"{m.description!r} no longer matches the file (cosine {m.cosine:.2f})",
+                     (m.path,)) for m in report.stale_descriptions]
+    alarms += [Alarm("conflicting values",
+                     f"{s.subject!r} is given {len(s.values)} values with no date or past "
+                     f"marker: {', '.join(s.values)}", (s.path,), s.lines[0] if s.lines else None)
+               for s in report.stale_facts]
+    return alarms
+
+
+def checks_for(browser: Browser, entry: BrowsedStore, *, force: bool = False) -> Checks | None:
+    """The store's current checks: computed if small or ``force``d, else only if cached."""
+    key = ("checks", entry.id, fingerprint(entry))
+    if not force and not browser.cache.has(key):
+        if len(entry.store.files()) > INLINE_CHECK_FILES:
+            return None
+
+    def compute() -> Checks:
+        report = health_report(entry.store)
+        return Checks(lint_store(entry.store), report, _alarms(report))
+
+    return browser.cache.get(key, compute)

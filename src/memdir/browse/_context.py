@@ -1,0 +1,151 @@
+"""The state one browser session shares between its pages: what is shown, templates, caches.
+
+Caches hold only derived views (a health report, a history's growth table, file
+versions read from git) keyed by what they were derived from, so a page never
+shows a stale view of a store that changed underneath it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import quote, urlencode
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from starlette.exceptions import HTTPException
+from starlette.responses import HTMLResponse
+
+from memdir.browse._sources import BrowsedStore, Catalog
+from memdir.store import ROOT
+
+__all__ = ["Browser", "fingerprint", "human_bytes"]
+
+T = TypeVar("T")
+
+
+def human_bytes(size: int | float) -> str:
+    """``1,155 B``, ``12.4 KB``, ``3.1 MB``."""
+    if size < 10_000:
+        return f"{int(size):,} B"
+    if size < 10_000_000:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+class _Lru:
+    """A small thread-safe least-recently-used cache."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def has(self, key: Any) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def peek(self, key: Any) -> Any:
+        with self._lock:
+            return self._items.get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def get(self, key: Any, make: Callable[[], T]) -> T:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                found: T = self._items[key]
+                return found
+        value = make()
+        self.put(key, value)
+        return value
+
+
+class Browser:
+    """The catalog being browsed, the page templates and the derived-view caches.
+
+    Args:
+        catalog: What this session shows.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.env = Environment(
+            loader=PackageLoader("memdir.browse", "templates"),
+            autoescape=select_autoescape(["html"]),
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["bytes"] = human_bytes
+        self.env.globals["catalog"] = catalog
+        self.env.globals["file_url"] = self.file_url
+        self.env.globals["store_url"] = self.store_url
+        self.env.globals["history_url"] = self.history_url
+        self.env.globals["ROOT"] = ROOT
+        self.cache = _Lru(64)
+        self.texts = _Lru(20_000)
+
+    def page(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        """Render a template into a response."""
+        html = self.env.get_template(template).render(**context)
+        return HTMLResponse(html, status_code=status_code)
+
+    def store(self, sid: str) -> BrowsedStore:
+        """The store with this id, or a 404 naming the ones there are."""
+        found = self.catalog.stores.get(sid)
+        if found is None:
+            known = ", ".join(sorted(self.catalog.stores)) or "none"
+            raise HTTPException(404, f"no store {sid!r} in this session (stores: {known})")
+        return found
+
+    # -- URLs ------------------------------------------------------------------
+
+    def store_url(self, sid: str, **query: Any) -> str:
+        """The tree page of a store."""
+        return f"/s/{quote(sid)}/" + _query(query)
+
+    def file_url(self, sid: str, path: str, *, lines: tuple[int, int] | None = None,
+                 step: int | None = None, view: str | None = None) -> str:
+        """A file's page, opened at ``lines`` (highlighted) and as of ``step`` if given."""
+        rel = path.removeprefix(ROOT).lstrip("/")
+        query: dict[str, Any] = {"step": step, "view": view}
+        anchor = ""
+        if lines is not None:
+            query["lines"] = f"{lines[0]}-{lines[1]}"
+            anchor = f"#L{lines[0]}"
+        return f"/s/{quote(sid)}/file/{quote(rel)}" + _query(query) + anchor
+
+    def history_url(self, sid: str, step: int | None = None) -> str:
+        """The history page of a store, at ``step`` if given."""
+        return f"/s/{quote(sid)}/history" + _query({"step": step})
+
+    def turn_url(self, sid: str, locator: str) -> str:
+        """The page of a conversation turn."""
+        return f"/s/{quote(sid)}/turn/{quote(locator)}#{quote(locator)}"
+
+
+def _query(values: dict[str, Any]) -> str:
+    kept = {k: v for k, v in values.items() if v is not None and v != ""}
+    return "?" + urlencode(kept) if kept else ""
+
+
+def fingerprint(entry: BrowsedStore) -> str:
+    """A digest of every file's path, size and modification time: changes when the store does."""
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(entry.store.root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".md") and not name.startswith("."):
+                stat = os.stat(os.path.join(dirpath, name))
+                digest.update(f"{dirpath}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()

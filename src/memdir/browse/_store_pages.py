@@ -1,0 +1,181 @@
+"""The store view: the tree, a file, search, the health page and a conversation turn."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from markupsafe import Markup, escape
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from memdir.browse._checks import INLINE_CHECK_FILES, checks_for
+from memdir.browse._context import Browser
+from memdir.browse._render import render_lines, render_markdown
+from memdir.browse._sources import BrowsedStore
+from memdir.browse._state import StoreState, history_steps, parent_folders, state_of
+from memdir.browse._tree import HEADINGS_FILES, build_nodes
+from memdir.store import ROOT, Finding, StoreError
+from memdir.store.history import HistoryError
+from memdir.tools import bm25_set, read_set
+
+__all__ = ["file_page", "health_page", "search_page", "tree_page", "turn_page"]
+
+_GREP_HIT = re.compile(r"^(/memories/\S+?\.md):(\d+): ")
+_RANKED_FILE = re.compile(r"^(\d+\. )(/memories/\S+?\.md)( \(score)")
+_RANKED_LINE = re.compile(r"^(   L)(\d+)(: )")
+
+
+def _entry_and_state(browser: Browser, request: Request) -> tuple[BrowsedStore, StoreState]:
+    entry = browser.store(request.path_params["sid"])
+    try:
+        return entry, state_of(browser, entry, request.query_params.get("step"))
+    except HistoryError as exc:
+        raise HTTPException(404, str(exc)) from None
+
+
+def tree_page(browser: Browser, request: Request) -> HTMLResponse:
+    """The taxonomy tree with descriptions, sizes and headings; ``?q=`` filters it."""
+    entry, state = _entry_and_state(browser, request)
+    needle = request.query_params.get("q", "")
+    root, shown = build_nodes(state, needle)
+    checks = checks_for(browser, entry) if state.step is None else None
+    return browser.page(
+        "tree.html", entry=entry, state=state, root=root, shown=shown, needle=needle,
+        flagged=checks.flagged() if checks else {}, checks=checks,
+        headings_limit=HEADINGS_FILES, steps=len(history_steps(browser, entry)),
+        open_all=shown <= HEADINGS_FILES or bool(needle),
+    )
+
+
+def _lines(value: str | None) -> tuple[int, int] | None:
+    if not value:
+        return None
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", value)
+    if match is None:
+        raise HTTPException(400, f"lines={value!r}: give a line or a range such as 12-18")
+    start = int(match.group(1))
+    end = int(match.group(2) or start)
+    return (start, end) if start <= end else (end, start)
+
+
+def _file_findings(state: StoreState, path: str, dangling: list[tuple[int, str]]
+                   ) -> list[Finding]:
+    doc = state.document(path)
+    found = [Finding(path, d.code, d.message, d.line, d.fixable)
+             for d in (doc.defects if doc is not None else [])]
+    found += [Finding(path, "dangling-reference", f"cross-reference {problem}", line)
+              for line, problem in dangling]
+    return sorted(found, key=lambda f: (f.line or 0, f.code))
+
+
+def file_page(browser: Browser, request: Request) -> HTMLResponse:
+    """A file: frontmatter apart, body rendered (or numbered), references and locators linked.
+
+    ``?lines=A-B`` marks the cited lines and ``?view=lines`` shows the numbered source.
+    """
+    entry, state = _entry_and_state(browser, request)
+    path = f"{ROOT}/{request.path_params['path']}".rstrip("/")
+    try:
+        path = entry.store.resolve(path, "file").virtual
+    except StoreError as exc:
+        raise HTTPException(404, str(exc)) from None
+    doc = state.document(path)
+    if doc is None:
+        where = f"step {state.step.index}" if state.step else "the store"
+        raise HTTPException(404, f"{path} is not in {where}; open the tree to see what is")
+    highlight = _lines(request.query_params.get("lines"))
+    links = state.resolver((highlight,) if highlight else ())
+    dangling = [(ref.line, links.xref(ref).problem or "") for ref in doc.xrefs
+                if links.xref(ref).url is None]
+    view = request.query_params.get("view", "rendered")
+    header_lines = doc.text.split("\n")[: doc.body_line - 1]
+    checks = checks_for(browser, entry) if state.step is None else None
+    _, conversation_problem = entry.conversation()
+    return browser.page(
+        "file.html", entry=entry, state=state, path=path, doc=doc, view=view,
+        header="\n".join(header_lines), highlight=highlight,
+        body=render_markdown(doc.body, doc.body_line, links) if view != "lines" else None,
+        lines=render_lines(doc.text, links) if view == "lines" else None,
+        findings=_file_findings(state, path, dangling),
+        alarms=checks.alarms_of(path) if checks else [],
+        checks_pending=checks is None and state.step is None,
+        folders=parent_folders(path), conversation_problem=conversation_problem,
+        size=len(doc.text.encode("utf-8")),
+    )
+
+
+def _link_output(browser: Browser, sid: str, text: str, mode: str) -> Markup:
+    """A tool's text output with every path and line number linked to the file."""
+    out: list[str] = []
+    current: str | None = None
+    for line in text.split("\n"):
+        if mode == "grep" and (hit := _GREP_HIT.match(line)):
+            url = browser.file_url(sid, hit.group(1), lines=(int(hit.group(2)),) * 2)
+            out.append(f'<a href="{escape(url)}">{escape(hit.group(0).rstrip(": "))}</a>: '
+                       f"{escape(line[hit.end():])}")
+        elif mode == "ranked" and (hit := _RANKED_FILE.match(line)):
+            current = hit.group(2)
+            url = browser.file_url(sid, current)
+            out.append(f"{escape(hit.group(1))}<a href=\"{escape(url)}\">{escape(current)}</a>"
+                       f"{escape(line[hit.end(2):])}")
+        elif mode == "ranked" and current and (hit := _RANKED_LINE.match(line)):
+            number = int(hit.group(2))
+            url = browser.file_url(sid, current, lines=(number, number))
+            out.append(f'   <a href="{escape(url)}">L{number}</a>{escape(line[hit.end(2):])}')
+        else:
+            out.append(str(escape(line)))
+    return Markup("\n".join(out))
+
+
+async def search_page(browser: Browser, request: Request) -> HTMLResponse:
+    """Grep or BM25 search over the live store, shown as the tool shows it to a model."""
+    entry = browser.store(request.path_params["sid"])
+    query = request.query_params.get("q", "")
+    mode = request.query_params.get("mode", "grep")
+    if mode not in ("grep", "ranked"):
+        raise HTTPException(400, f"mode={mode!r}: use grep or ranked")
+    ignore_case = request.query_params.get("i", "") not in ("", "0")
+    output: Markup | None = None
+    failed = False
+    if query:
+        key = ("toolset", entry.id, mode)
+        if mode == "grep":
+            toolset = browser.cache.get(key, lambda: read_set(entry.store))
+            args: dict[str, Any] = {"pattern": query, "ignore_case": ignore_case,
+                                    "max_results": 200}
+            result = await toolset.call("grep", args)
+        else:
+            toolset = browser.cache.get(key, lambda: bm25_set(entry.store))
+            result = await toolset.call("search", {"query": query, "k": 20})
+        failed = result.is_error
+        output = _link_output(browser, entry.id, result.content, mode)
+    return browser.page("search.html", entry=entry, query=query, mode=mode,
+                        ignore_case=ignore_case, output=output, failed=failed)
+
+
+def health_page(browser: Browser, request: Request) -> HTMLResponse:
+    """Every lint defect and health alarm of the live store, each linking to its file."""
+    entry = browser.store(request.path_params["sid"])
+    checks = checks_for(browser, entry, force=True)
+    assert checks is not None
+    return browser.page("health.html", entry=entry, checks=checks,
+                        inline_limit=INLINE_CHECK_FILES)
+
+
+def turn_page(browser: Browser, request: Request) -> HTMLResponse:
+    """The turn a locator names, within its session, from the store's source conversation."""
+    entry = browser.store(request.path_params["sid"])
+    locator = request.path_params["locator"].strip("[]")
+    conversation, problem = entry.conversation()
+    if conversation is None:
+        raise HTTPException(404, f"{locator}: {problem}; browse the store with "
+                                 "--conversation to link its locators")
+    try:
+        turn = conversation.turn(locator)
+    except KeyError as exc:
+        raise HTTPException(404, str(exc).strip("'\"")) from None
+    session = next(s for s in conversation.sessions if turn in s.turns)
+    return browser.page("turn.html", entry=entry, conversation=conversation, session=session,
+                        turn=turn)

@@ -1,0 +1,110 @@
+"""``memdir browse``: look at a store, its history or a run in a web browser."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from memdir.cli._common import err_console, fail
+from memdir.config import get_settings
+
+if TYPE_CHECKING:
+    from memdir.browse import ConversationRef
+
+__all__ = ["browse", "parse_conversation", "register"]
+
+
+def parse_conversation(value: str, data_dir: Path | None) -> ConversationRef:
+    """``locomo:conv-50`` (a benchmark's conversation) or a conversation file's path."""
+    from memdir.browse import ConversationRef
+
+    path = Path(value).expanduser()
+    if path.is_file():
+        return ConversationRef(None, None, None, file=path)
+    benchmark, sep, conversation_id = value.partition(":")
+    if not sep or benchmark not in ("locomo", "realtalk", "personamem") or not conversation_id:
+        fail(f"--conversation {value!r} is neither a file nor BENCHMARK:ID.",
+             "give e.g. --conversation locomo:conv-50, or a conversation JSON file.")
+    return ConversationRef(benchmark, conversation_id, data_dir)
+
+
+def browse(
+    target: Annotated[Path, typer.Argument(
+        metavar="STORE|RUN", help="A store, a build folder, a study run or a skills run folder.")],
+    conversation: Annotated[str | None, typer.Option(
+        "--conversation", "-c", help="The conversation a plain store was built from, to link "
+        "its [S5T3] locators: BENCHMARK:ID (e.g. locomo:conv-50) or a conversation file. "
+        "Runs and build folders name their own.")] = None,
+    data_dir: Annotated[Path | None, typer.Option(
+        "--data-dir", help="The benchmark data folder (default: MEMDIR_DATA_DIR, or what "
+        "the run recorded).")] = None,
+    host: Annotated[str, typer.Option(
+        "--host", help="The loopback address to bind (127.0.0.1, ::1 or localhost).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535,
+                                      help="TCP port (0: any free one).")] = 8766,
+    token: Annotated[str | None, typer.Option(
+        "--token", help="The secret the pages require. Defaults to MEMDIR_MCP_TOKEN, else a "
+        "fresh random one; prefer the environment variable, which stays out of the "
+        "process list.")] = None,
+) -> None:
+    """Browse a store, its history of snapshots, or a study or skills run.
+
+    Serves read-only pages on a loopback address: the taxonomy tree with
+    descriptions, sizes and headings; each file rendered with its frontmatter
+    apart, cross-references linked to their sections (dangling ones marked) and
+    source locators linked to their conversation turns; grep and ranked search;
+    lint defects and health alarms; the history with diffs and growth curves;
+    and a run's cells, questions and citations (each opens the cited lines).
+
+    Every request must carry the session's token: open the printed URL, which
+    holds it once and leaves a cookie. Nothing is ever written to the store.
+
+    Exit status: 0 stopped cleanly, 2 nothing to browse or refused options.
+
+    For example:
+
+        memdir browse ./memories --conversation locomo:conv-50
+
+        memdir browse runs/offline-smoke
+    """
+    from memdir.browse import BrowseError, open_target, serve
+    from memdir.server import LoopbackError, is_loopback
+
+    if not is_loopback(host):
+        fail(f"refusing to bind {host}: other machines could read the store.",
+             "use --host 127.0.0.1 (the browser serves loopback addresses only).")
+    settings = get_settings()
+    data = data_dir or settings.data_dir
+    ref = parse_conversation(conversation, data) if conversation else None
+    try:
+        catalog = open_target(target, conversation=ref, data_dir=data)
+    except (BrowseError, FileNotFoundError, ValueError) as exc:
+        fail(str(exc), "give a store folder, or a run folder written by `memdir study run` "
+             "or `memdir skills run`.")
+    if token is None and settings.mcp_token is not None:
+        token = settings.mcp_token.get_secret_value()
+    secret = token or secrets.token_urlsafe(24)
+
+    def ready(url: str) -> None:
+        err_console.print(f"memdir browse: {catalog.title}, {len(catalog.stores)} store(s).")
+        err_console.print(f"open {url}  (Ctrl-C stops it)")
+
+    try:
+        serve(catalog, host=host, port=port, token=secret, ready=ready)
+    except LoopbackError as exc:
+        fail(str(exc), "use --host 127.0.0.1.")
+    except KeyboardInterrupt:
+        err_console.print("stopped.")
+    except SystemExit as exc:  # uvicorn exits this way when it cannot bind
+        if exc.code:
+            fail(f"the browser could not listen on {host}:{port}.",
+                 "pick a free port with --port, or stop whatever holds this one.")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``browse`` to the command line."""
+    app.command("browse")(browse)

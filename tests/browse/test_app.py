@@ -1,0 +1,149 @@
+"""The browser's HTTP behaviour: the token gate, loopback hosts, escaping, errors, the CLI.
+
+Requests go over real HTTP to the app served on a loopback port.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from memdir.browse import COOKIE, open_target
+from memdir.cli import app
+from memdir.store import Store, lint_store
+
+from .conftest import Served
+
+
+def get(site: Served, path: str, **kwargs: Any) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {site.token}", **kwargs.pop("headers", {})}
+    return httpx.get(site.url(path), headers=headers, timeout=60, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def odd_site(serve_catalog: Any, tmp_path_factory: pytest.TempPathFactory) -> Served:
+    """A store whose files try to inject markup, and one with a broken header."""
+    store = Store(tmp_path_factory.mktemp("odd") / "memories", create=True)
+    store.create("/memories/notes/evil.md", "---\nname: evil\ndescription: <b>bold</b> claim\n"
+                 "---\n# Notes <script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n"
+                 "see /memories/notes/evil.md > ## Nowhere\n")
+    store.create("/memories/bare.md", "no frontmatter here\n")
+    return serve_catalog(open_target(store.root))  # type: ignore[no-any-return]
+
+
+def test_the_token_gate(store_site: Served) -> None:
+    assert httpx.get(store_site.url("/s/store/"), timeout=30).status_code == 401
+    wrong = httpx.get(store_site.url("/s/store/?token=nope"), timeout=30)
+    assert wrong.status_code == 401 and "needs its token" in wrong.text
+    assert get(store_site, "/s/store/").status_code == 200
+    first = httpx.get(store_site.url(f"/s/store/?q=session&token={store_site.token}"),
+                      timeout=30)
+    assert first.status_code == 303
+    assert first.headers["location"] == "/s/store/?q=session"
+    assert "httponly" in first.headers["set-cookie"].lower()
+    assert "samesite=strict" in first.headers["set-cookie"].lower()
+    again = httpx.get(store_site.url("/s/store/?q=session"), timeout=30,
+                      cookies={COOKIE: first.cookies[COOKIE]})
+    assert again.status_code == 200 and "session-01.md" in again.text
+
+
+def test_hosts_other_than_loopback_are_refused(store_site: Served) -> None:
+    response = get(store_site, "/s/store/", headers={"Host": "attacker.example"})
+    assert response.status_code == 400
+
+
+def test_store_text_is_escaped_never_markup(odd_site: Served) -> None:
+    page = get(odd_site, "/s/store/file/notes/evil.md").text
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=alert(2)&gt;" in page
+    tree = get(odd_site, "/s/store/").text
+    assert "&lt;b&gt;bold&lt;/b&gt; claim" in tree
+
+
+def test_the_file_page_lists_what_lint_finds(odd_site: Served, conv50_store: Store,
+                                             store_site: Served) -> None:
+    page = get(odd_site, "/s/store/file/bare.md").text
+    assert "missing-frontmatter" in page
+    page = get(odd_site, "/s/store/file/notes/evil.md").text
+    assert 'class="xref dangling"' in page and "has no section Nowhere" in page
+    # every dangling reference lint reports is marked on its file's page, and no other
+    for finding in [f for f in lint_store(conv50_store) if f.code == "dangling-reference"]:
+        rel = finding.path.removeprefix("/memories/")
+        assert get(store_site, f"/s/store/file/{rel}").text.count('class="xref dangling"') == 1
+    clean = get(store_site, "/s/store/file/session-02.md").text
+    assert 'class="xref dangling"' not in clean
+
+
+def test_health_page_links_each_finding(store_site: Served) -> None:
+    page = get(store_site, "/s/store/health").text
+    assert "lint defects (1)" in page
+    assert 'href="/s/store/file/overview.md?lines=17-17#L17"' in page
+
+
+def test_errors_say_what_to_do(store_site: Served) -> None:
+    missing = get(store_site, "/s/store/file/nope.md")
+    assert missing.status_code == 404 and "open the tree" in missing.text
+    bad = get(store_site, "/s/store/file/session-01.md?lines=x")
+    assert bad.status_code == 400 and "12-18" in bad.text
+    escape = get(store_site, "/s/store/file/..%2F..%2Fetc%2Fpasswd")
+    assert escape.status_code == 404
+    step = get(store_site, "/s/store/history?step=99")
+    assert step.status_code == 404 and "no step 99" in step.text
+    assert get(store_site, "/s/other/").status_code == 404
+    regex = get(store_site, "/s/store/search?q=(unclosed")
+    assert regex.status_code == 200 and "not a valid Python regular expression" in regex.text
+
+
+def test_a_past_step_shows_the_file_as_it_was(store_site: Served) -> None:
+    page = get(store_site, "/s/store/file/session-01.md?step=0").text
+    assert "as of" in page and "step 0" in page
+    gone = get(store_site, "/s/store/file/overview.md?step=3")
+    assert gone.status_code == 404 and "not in step 3" in gone.text
+
+
+def test_cli_refuses_remote_hosts_and_non_folders(tmp_path: Path) -> None:
+    runner = CliRunner()
+    remote = runner.invoke(app, ["browse", str(tmp_path), "--host", "0.0.0.0"])
+    assert remote.exit_code == 2 and "loopback" in remote.output
+    absent = runner.invoke(app, ["browse", str(tmp_path / "nothing")])
+    assert absent.exit_code == 2 and "not a folder" in absent.output
+    conversation = runner.invoke(app, ["browse", str(tmp_path), "--conversation", "conv-50"])
+    assert conversation.exit_code == 2 and "BENCHMARK:ID" in conversation.output
+
+
+@pytest.mark.slow
+def test_cli_serves_the_url_it_prints(conv50_store: Store) -> None:
+    env = {**os.environ, "MEMDIR_MCP_TOKEN": "s3cret"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "browse", str(conv50_store.root), "--port", "0",
+         "--conversation", "locomo:conv-50", "--data-dir",
+         str(Path(__file__).resolve().parents[2].parent / "shared" / "data")],
+        stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 120
+        url = None
+        while url is None and time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if not line:
+                break
+            if line.startswith("open http://127.0.0.1:"):
+                url = line.split()[1]
+        assert url is not None and url.endswith("/?token=s3cret")
+        with httpx.Client(timeout=60, follow_redirects=True) as client:
+            page = client.get(url)
+            assert page.status_code == 200 and "session-30.md" in page.text
+            turn = client.get(url.split("/?")[0] + "/s/store/turn/S2T10")
+            assert turn.status_code == 200 and 'class="turn here"' in turn.text
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
