@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "DESCRIPTION_MAX_CHARS",
@@ -51,23 +55,31 @@ _SIMPLE_DESC = re.compile(r"^description:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _YAML_SPECIAL = tuple("'\"|>[{&*!%@`#")
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """A safe loader that refuses nesting deeper than :data:`MAX_NESTING`."""
+@cache
+def _bounded_loader() -> type[yaml.SafeLoader]:
+    """The safe loader class that refuses nesting deeper than :data:`MAX_NESTING`.
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
+    Built on first use, so importing the store never loads PyYAML (start-up).
+    """
+    import yaml
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        self._depth += 1
-        try:
-            if self._depth > MAX_NESTING:
-                raise yaml.YAMLError(
-                    f"the header nests lists or mappings more than {MAX_NESTING} deep"
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+    class BoundedLoader(yaml.SafeLoader):
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self._depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self._depth += 1
+            try:
+                if self._depth > MAX_NESTING:
+                    raise yaml.YAMLError(
+                        f"the header nests lists or mappings more than {MAX_NESTING} deep"
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return BoundedLoader
 
 
 def _expanded_size(root: yaml.Node) -> int:
@@ -90,6 +102,8 @@ def _expanded_size(root: yaml.Node) -> int:
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
+    import yaml
+
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     if isinstance(node, yaml.MappingNode):
@@ -103,9 +117,11 @@ def load_header(header: str) -> Any:
     Raises:
         yaml.YAMLError: The text is not valid YAML, or over one of the bounds.
     """
+    import yaml
+
     if _bracket_depth(header) > MAX_NESTING:
         raise yaml.YAMLError(f"the header nests lists or mappings more than {MAX_NESTING} deep")
-    loader = _BoundedLoader(header)
+    loader = _bounded_loader()(header)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -162,6 +178,8 @@ def description_of(head: str) -> str | None:
         if simple and plain and " #" not in simple:
             value = simple
     if value is None:
+        import yaml
+
         try:
             data = load_header(header)
         except yaml.YAMLError:
