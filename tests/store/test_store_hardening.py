@@ -364,7 +364,10 @@ def test_sigkilled_writers_leave_no_temp_files_after_reopen(store: Store) -> Non
     )
     for _ in range(5):
         proc = subprocess.Popen([sys.executable, "-c", code, str(store.root)])
-        time.sleep(0.6)
+        deadline = time.monotonic() + 120  # a loaded machine may take seconds to import
+        while not (store.root / "a.md").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # kill it in the middle of later writes
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     reopened = Store(store.root)
