@@ -35,7 +35,7 @@ from memdir.study._records import (
 from memdir.study._report import build_tables, primary_score, write_report
 from memdir.study._roles import ASK_VARIANT, HARNESS_TOOLSET, search_role
 from memdir.study._runner import cell_dir, log_dir, resolve_data_dir, run_study, run_study_async
-from memdir.study._stats import SignTest, sign_test
+from memdir.study._stats import SignTest, pooled_sign_test, sign_test
 from memdir.study._stores import (
     BuilderUnavailable,
     CellInput,
@@ -80,6 +80,7 @@ __all__ = [
     "load_config",
     "load_run",
     "log_dir",
+    "pooled_sign_test",
     "primary_score",
     "read_manifest",
     "recorded_reads",
