@@ -30,11 +30,15 @@ def test_every_prompt_loads_and_hashes_its_final_text() -> None:
 
 
 def test_search_variants_share_every_block_but_the_store_form() -> None:
+    # Chunk retrieval also gets its own method: retrieval steps, not routing by the tree.
     blocks = {name: prompt_blocks(name) for name in SEARCH}
     for name, used in blocks.items():
         variant = name.removeprefix("search-")
-        assert used == ["search-intro", f"store-{variant}", "search-method", "citations",
+        method = "search-method-chunk" if variant == "chunk" else "search-method"
+        assert used == ["search-intro", f"store-{variant}", method, "citations",
                         "answer", "budget"]
+    chunk = load_prompt("search-chunk").text
+    assert "descriptions" not in chunk.split("## How to search")[1].split("##")[0]
     assert len({load_prompt(n).sha256 for n in SEARCH}) == len(SEARCH)
     assert "answer" in prompt_blocks("search-closed-book")
 
@@ -95,3 +99,34 @@ def test_citing_retrievers_differ_only_in_the_serving_bar() -> None:
     broad_text = load_prompt("retriever-cite-broad").text
     assert "clearly apply" in strict_text and "clearly apply" not in broad_text
     assert "may help" in broad_text and "may help" not in strict_text
+
+
+BUILDERS = ["management-conversation", "management-blocks", "reorganize-preserve",
+            "reorganize-condense", "reorganize-preserve-blocks", "reorganize-condense-blocks",
+            "curator"]
+
+
+@pytest.mark.parametrize("name", BUILDERS)
+def test_builders_carry_the_whole_taxonomy_contract(name: str) -> None:
+    # The five properties Panel B measures, and an example shape, in every builder prompt.
+    assert "taxonomy" in prompt_blocks(name)
+    text = load_prompt(name).text
+    for rule in ("told apart by their labels", "Siblings belong together",
+                 "A parent covers its children", "Nearness follows relatedness",
+                 "The structure exists for the reader", "copy its shape, not its labels"):
+        assert rule in text, (name, rule)
+
+
+def test_maintenance_covers_the_whole_tree() -> None:
+    text = load_prompt("management-conversation").text
+    assert "not only at the files you just edited" in text
+    assert "leave untouched parts alone" not in text
+
+
+def test_search_answers_follow_the_answer_rules() -> None:
+    for name in [*SEARCH, "search-closed-book"]:
+        text = load_prompt(name).text
+        assert "the later one usually holds" in text, name
+        assert "best-supported answer" in text, name
+        assert "polarity" in text, name
+    assert "not the file's header" in load_prompt("search-flat").text
