@@ -19,6 +19,7 @@ def test_every_prompt_loads_and_hashes_its_final_text() -> None:
         "turn-chunk": {"label": "l", "chunk": "c"},
         "turn-question": {"question": "q"},
         "turn-task": {"task": "t"},
+        "turn-step": {"counter": "", "observation": "o", "admissible": "a"},
         "turn-foldering": {"count": "3"},
         "turn-reorganize": {"number": "1", "total": "5"},
     }

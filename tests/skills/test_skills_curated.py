@@ -26,6 +26,7 @@ from memdir.skills import (
     parse_action,
     run_cell,
 )
+from memdir.skills._execution import step_turn
 from memdir.store import Store
 from scripted import Script, calls, text, usage
 
@@ -48,7 +49,24 @@ def _call(name: str, **args: Any) -> ModelOutput:
 def _text(content: str) -> ModelOutput:
     return text(content, USAGE)
 
-def test_parse_action_takes_the_first_command_line() -> None:
+def test_parse_action_reads_the_action_tag() -> None:
+    reply = ("<think>The paper may be on the toilet; <action> is not yet decided.</think>\n"
+             "<action>go to toilet 1</action>")
+    assert parse_action(reply) == "go to toilet 1"
+    assert parse_action("<think>look first</think>\n<action> look </action>") == "look"
+    assert parse_action("<think>still thinking</think>") == ""  # reasoning is never an action
+    assert parse_action("<action>open drawer 1") == "open drawer 1"  # cut off at the cap
+
+
+def test_step_turns_count_from_the_second_step() -> None:
+    first = step_turn(1, "You are in a room.", ["look", "inventory"])
+    second = step_turn(2, "Nothing happens.", ["look"])
+    assert "step" not in first.lower().split("think")[0]
+    assert second.startswith("You are at step 2.")
+    assert "[look, inventory]" in first and "Nothing happens." in second
+
+
+def test_parse_action_falls_back_to_the_first_command_line() -> None:
     assert parse_action("`go to toilet 1`") == "go to toilet 1"
     assert parse_action("\nAction: open cabinet 2.\nbecause...") == "open cabinet 2"
     assert parse_action("> look") == "look"
@@ -64,7 +82,9 @@ def test_a_curated_gs_cell_over_real_games(shared_data: Path, tmp_path: Path) ->
         pytest.skip("the ALFWorld split is not present")
     tasks = list_tasks(split)
     ids = [t.task_id for t in tasks if t.task_id.split("/")[0] in GAMES]
-    execution = Script([_text(a) for a in ["look", "go to toilet 1", "inventory"] * 2])
+    execution = Script([_text(a) for a in [
+        "<think>Survey the room first.</think>\n<action>look</action>", "go to toilet 1",
+        "inventory"] * 2])
     curator = Script([
         _call("create", path="/memories/fetch.md", file_text=SKILL),
         _call("create", path="/memories/toilet-paper.md", file_text=NOTE),
@@ -101,6 +121,9 @@ def test_a_curated_gs_cell_over_real_games(shared_data: Path, tmp_path: Path) ->
     assert isinstance(system, ChatMessageSystem)
     assert "Check the toilet first" in system.text and "Source:" in system.text
     assert len(execution.seen[5]) == 6  # system, then user/assistant turns appended
+    assert "You are at step" not in execution.seen[0][-1].text
+    assert execution.seen[1][-1].text.startswith("You are at step 2.")
+    assert "<action>" in system.text and "<think>" in system.text
     assert audit_library(Store(tmp_path / "run" / cell.id / "full" / "store")) == []
     md, _ = build_report(tmp_path / "run")
     assert "0 / 2" in md.read_text(encoding="utf-8")

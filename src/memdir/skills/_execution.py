@@ -1,16 +1,20 @@
 """The model-driven execution agent: a :class:`Policy` that asks a model for each action.
 
 The system prompt is the ``execution`` prompt with the task and the guidance the
-memory variant retrieved; every step adds one user turn (the latest observation
-and the admissible commands) and the model's reply, so the conversation only
-grows by appending and a provider's prompt cache keeps serving its prefix. The
-model runs at temperature 0 (the ``execution`` role's settings). Each model call
+memory variant retrieved. Every step adds one user turn (``turn-step``: the step
+number from the second step on, the latest observation and the admissible
+actions) and the model's reply, so the conversation only grows by appending and a
+provider's prompt cache keeps serving its prefix. The model answers in tagged
+form, its reasoning inside ``<think>`` and the one action inside ``<action>``;
+:func:`parse_action` reads the action tag. The model runs at temperature 0 (the
+``execution`` role's settings). Each model call
 is recorded as a :class:`CallRecord`; :meth:`ModelPolicy.take_record` hands the
 episode's record to the runner.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 
@@ -32,27 +36,46 @@ from memdir.agents import (
 )
 from memdir.skills._policy import GiveUp, Step
 
-__all__ = ["NO_GUIDANCE", "ModelPolicy", "parse_action"]
+__all__ = ["NO_GUIDANCE", "ModelPolicy", "parse_action", "step_turn"]
 
 NO_GUIDANCE = "(none for this task)"
 
 
+_ACTION = re.compile(r"<action>(.*?)(?:</action>|$)", re.IGNORECASE | re.DOTALL)
+_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.IGNORECASE | re.DOTALL)
+
+
+def _clean(line: str) -> str:
+    line = line.strip().strip("`").strip()
+    if line.lower().startswith("action:"):
+        line = line[len("action:"):]
+    return line.lstrip(">").strip().strip("`").strip().rstrip(".").strip()
+
+
 def parse_action(reply: str) -> str:
-    """The action in a model's reply: its first non-empty line, without quotes or a label."""
-    for raw in reply.splitlines():
-        line = raw.strip().strip("`").strip()
-        if line.lower().startswith("action:"):
-            line = line[len("action:"):]
-        line = line.lstrip(">").strip().strip("`").strip().rstrip(".").strip()
+    """The action in a model's reply: the last ``<action>`` tag's text, else the first line.
+
+    The reasoning inside ``<think>`` is never read as an action. A reply without an
+    action tag (a model that ignored the format) falls back to its first non-empty
+    line outside the reasoning, without quotes or an ``Action:`` label.
+    """
+    outside = _THINK.sub("", reply)
+    tagged = [_clean(m) for m in _ACTION.findall(outside)]
+    tagged = [t for t in tagged if t]
+    if tagged:
+        return _clean(tagged[-1].splitlines()[0])
+    for raw in outside.splitlines():
+        line = _clean(raw)
         if line:
             return line
     return ""
 
 
-def _turn(observation: str, admissible: Sequence[str]) -> str:
-    commands = "\n".join(f"- {a}" for a in admissible) or "- (none listed)"
-    return (f"Observation:\n{observation.strip()}\n\nCommands available now:\n{commands}\n\n"
-            "Reply with your next action only.")
+def step_turn(step: int, observation: str, admissible: Sequence[str]) -> str:
+    """The user turn of environment step ``step`` (1-based; the first step has no counter)."""
+    counter = f"You are at step {step}.\n" if step > 1 else ""
+    return load_prompt("turn-step", counter=counter, observation=observation.strip(),
+                       admissible=", ".join(admissible) or "(none listed)").text
 
 
 class ModelPolicy:
@@ -97,7 +120,8 @@ class ModelPolicy:
         if not history or self._record is None:
             self._record = self._start()
         record = self._record
-        self._messages.append(ChatMessageUser(content=_turn(observation, admissible_actions)))
+        turn = step_turn(len(history) + 1, observation, admissible_actions)
+        self._messages.append(ChatMessageUser(content=turn))
         began = time.perf_counter()
         try:
             output = await self.llm.generate(
