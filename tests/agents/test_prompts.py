@@ -90,44 +90,22 @@ def test_every_role_names_a_real_prompt() -> None:
         assert role_config(role).prompt in prompt_names()
 
 
-def test_citing_retrievers_differ_only_in_the_serving_bar() -> None:
+def test_citing_retrievers_differ_in_the_serving_bar_and_the_entry_kinds() -> None:
+    # Curated skills (broad) keeps skills only; Curated skills+mem (strict) skills and notes.
     strict = prompt_blocks("retriever-cite")
     broad = prompt_blocks("retriever-cite-broad")
     assert len(strict) == len(broad)
     differing = [(a, b) for a, b in zip(strict, broad, strict=True) if a != b]
-    assert differing == [("serve-strict", "serve-broad")]
+    assert differing == [("library", "library-skills"), ("serve-strict", "serve-broad")]
     strict_text = load_prompt("retriever-cite").text
     broad_text = load_prompt("retriever-cite-broad").text
     assert "clearly apply" in strict_text and "clearly apply" not in broad_text
     assert "may help" in broad_text and "may help" not in strict_text
 
 
-BUILDERS = ["management-conversation", "management-blocks", "reorganize-preserve",
-            "reorganize-condense", "reorganize-preserve-blocks", "reorganize-condense-blocks",
-            "curator"]
-
-
-@pytest.mark.parametrize("name", BUILDERS)
-def test_builders_carry_the_whole_taxonomy_contract(name: str) -> None:
-    # The five properties Panel B measures, and an example shape, in every builder prompt.
-    assert "taxonomy" in prompt_blocks(name)
-    text = load_prompt(name).text
-    for rule in ("told apart by their labels", "Siblings belong together",
-                 "A parent covers its children", "Nearness follows relatedness",
-                 "The structure exists for the reader", "copy its shape, not its labels"):
-        assert rule in text, (name, rule)
-
-
-def test_maintenance_covers_the_whole_tree() -> None:
-    text = load_prompt("management-conversation").text
-    assert "not only at the files you just edited" in text
-    assert "leave untouched parts alone" not in text
-
-
-def test_search_answers_follow_the_answer_rules() -> None:
-    for name in [*SEARCH, "search-closed-book"]:
-        text = load_prompt(name).text
-        assert "the later one usually holds" in text, name
-        assert "best-supported answer" in text, name
-        assert "polarity" in text, name
-    assert "not the file's header" in load_prompt("search-flat").text
+def test_the_ungated_curator_says_nothing_of_a_gate_or_notes() -> None:
+    gated = load_prompt("curator").text
+    plain = load_prompt("curator-skills").text
+    assert "Outcome gate" in gated and "type: note" in gated
+    assert "gate" not in plain.lower() and "note" not in plain.lower()
+    assert "outcome-gate" not in prompt_blocks("curator-skills")

@@ -73,22 +73,40 @@ async def test_a_failed_attempt_cannot_create_a_skill_and_writes_a_note(store: S
     assert audit_library(store) == []
 
 
-async def test_a_failure_may_not_extend_a_skill_but_may_demote_it(store: Store) -> None:
-    store.create("/memories/heat.md", entry("heat", "skill", "success"))
+async def test_a_failure_may_correct_a_skill_but_not_extend_it(store: Store) -> None:
+    store.create("/memories/heat.md", entry("heat", "skill", "success", "success",
+                                            body="# Steps\n1. go to microwave\n2. heat\n"))
+    original = store.read("/memories/heat.md")
     library = GatedLibrary(store)
     library.attempt = Attempt("t9", success=False)
     tools = library.toolset()
-    grown = await tools.call("insert", {"path": "/memories/heat.md", "insert_line": 9,
-                                        "insert_text": "2. wait"})
+    grown = await tools.call("insert", {"path": "/memories/heat.md", "insert_line": 10,
+                                        "insert_text": "3. wait"})
     assert grown.is_error and "may not extend" in grown.content
-    assert store.read("/memories/heat.md") == entry("heat", "skill", "success")  # rolled back
+    assert store.read("/memories/heat.md") == original  # rolled back
+    replaced = await tools.call("str_replace", {
+        "path": "/memories/heat.md", "old_str": "2. heat",
+        "new_str": "2. heat\n3. wait a minute"})
+    assert replaced.is_error and "adds lines" in replaced.content
+    assert store.read("/memories/heat.md") == original
+    # The step the failure exposed is reworded in place, and the failure joins the sources.
+    fixed = await tools.call("str_replace", {
+        "path": "/memories/heat.md", "old_str": "1. go to microwave",
+        "new_str": "1. go to microwave and open it before putting the egg in"})
+    assert not fixed.is_error, fixed.content
     sourced = await tools.call("str_replace", {
-        "path": "/memories/heat.md", "old_str": "outcome: success}",
-        "new_str": "outcome: success}\n    - {task: t9, outcome: failure}"})
-    assert sourced.is_error and store.read("/memories/heat.md").count("task:") == 1
+        "path": "/memories/heat.md", "old_str": "{task: t1, outcome: success}",
+        "new_str": "{task: t1, outcome: success}\n    - {task: t9, outcome: failure}"})
+    assert not sourced.is_error, sourced.content
+    assert store.read("/memories/heat.md").count("task:") == 3
+    dropped = await tools.call("str_replace", {
+        "path": "/memories/heat.md", "old_str": "    - {task: t0, outcome: success}\n",
+        "new_str": ""})
+    assert dropped.is_error and "not remove" in dropped.content
     demoted = await tools.call("str_replace", {"path": "/memories/heat.md",
                                                "old_str": "type: skill", "new_str": "type: note"})
     assert not demoted.is_error and "type: note" in store.read("/memories/heat.md")
+    assert audit_library(store) == []
 
 
 async def test_success_may_create_skills_but_the_schema_is_required(store: Store) -> None:
@@ -151,6 +169,9 @@ async def test_the_ungated_variant_lets_a_failure_write_a_skill(store: Store) ->
     done = await variant.integrate(0, failed_attempt(), Served())
     assert store.files() == ["/memories/heat-an-egg.md"] and done.refusals == []
     assert [f.check for f in audit_library(store)] == ["gate"]  # the audit still sees it
+    assert done.record is not None and done.record.prompt_name == "curator-skills"
+    system = script.seen[0][0].text
+    assert "Outcome gate" not in system and "type: note" not in system
 
 
 async def test_cite_retrieval_serves_cited_files_whole(store: Store) -> None:

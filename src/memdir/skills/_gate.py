@@ -5,9 +5,11 @@
 (``metadata.type`` skill or note, ``metadata.sources`` a list of {task, outcome})
 and no failed attempt produces or grows a positive procedure:
 
-- a failed attempt may not create a ``type: skill`` entry, turn a note into a
-  skill, or change an existing skill's body or sources (it may turn the skill
-  into a note, or write notes freely);
+- a failed attempt may not create a ``type: skill`` entry or turn a note into a
+  skill; it may correct an existing skill, rewording the step the failure showed
+  to be wrong, but not extend it (the edit may add no line to the skill's body)
+  and it may add itself to the skill's sources (it may also turn the skill into a
+  note, or write notes freely);
 - no entry may be a skill whose sources are all failures, whoever writes it.
 
 A refused write comes back to the model as a tool error saying what to do
@@ -93,10 +95,31 @@ def gate_problem(old_text: str | None, new_text: str, stem: str, attempt: Attemp
         return (f"this attempt ({attempt.task_id}) failed, and only a successful attempt may "
                 "create a skill. Record what went wrong as a note instead "
                 "(metadata.type: note), e.g. what to avoid and what to do instead.")
-    if old.body != new.body or _sources(old_meta) != _sources(new_meta):
-        return (f"this attempt ({attempt.task_id}) failed, so it may not extend or change "
-                "the skill's procedure or add itself to the skill's sources. Write a "
-                "separate note about the failure, and link it from elsewhere if useful.")
+    return _correction_problem(old.body, new.body, _sources(old_meta), _sources(new_meta),
+                               attempt)
+
+
+def _lines(body: str) -> int:
+    return sum(1 for line in body.splitlines() if line.strip())
+
+
+def _correction_problem(old_body: str, new_body: str, old_sources: list[tuple[str, str]],
+                        new_sources: list[tuple[str, str]], attempt: Attempt) -> str | None:
+    """Why a failed attempt's edit of a skill is more than a correction (None if it is one).
+
+    A correction rewrites what is there: the body keeps at most its number of
+    non-empty lines, and the sources stay as they were but for this attempt added.
+    """
+    if _lines(new_body) > _lines(old_body):
+        return (f"this attempt ({attempt.task_id}) failed, so it may not extend the skill's "
+                "procedure (this edit adds lines). It may correct the step the failure "
+                "exposed by rewording that step in place, without adding lines; new advice "
+                "beyond that goes into a note.")
+    allowed = {*old_sources, (attempt.task_id, "failure")}
+    if not set(old_sources) <= set(new_sources) or not set(new_sources) <= allowed:
+        return (f"this attempt ({attempt.task_id}) failed: it may add itself to the skill's "
+                f"sources as {{task: {attempt.task_id}, outcome: failure}}, but not remove "
+                "or change the others.")
     return None
 
 

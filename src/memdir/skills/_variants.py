@@ -10,11 +10,13 @@ ever reads a store built from the attempts before t.
   ``/memories/episodes/NNN-<task folder>.md`` (NNN = position + 1, zero model
   cost; the family is in ``metadata.family``); retrieval serves, in full, the
   ``k`` most recent episodes of the same goal family, newest first.
-- ``curated_skills``: the curator (write set, prompt ``curator``) distils each
-  attempt; the retriever (prompt ``retriever-cite-broad``) cites every file that
-  may help, and the cited files are served in full.
-- ``curated_skills_mem``: the curator writes through the gated set (schema plus
-  outcome gate), and the retriever (prompt ``retriever-cite``, the strict bar)
+- ``curated_skills``: the curator (the plain write set, no gate; the skills-only
+  prompt ``curator-skills``) distils each attempt into skills; the retriever
+  (prompt ``retriever-cite-broad``, also skills-only) cites every skill that may
+  help, and the cited files are served in full.
+- ``curated_skills_mem``: the curator (prompt ``curator``: skills and notes, the
+  outcome gate) writes through the gated set (schema plus outcome gate), and the
+  retriever (prompt ``retriever-cite``, the strict bar)
   cites only files that clearly apply, served in full.
 - ``curated_skills_mem_gs``: the gated store; the retriever (prompt
   ``retriever-guidance``) writes guidance for this task with provenance lines.
@@ -226,7 +228,9 @@ class CuratedVariant:
         self.library.attempt = Attempt(trajectory.task_id, trajectory.success)
         self.library.refusals = []
         tools = self.library.toolset() if self.gated else write_set(self._store)
-        run = await run_agent(self.curator, role_config("curator"), load_prompt("curator"),
+        prompt = "curator" if self.gated else "curator-skills"
+        run = await run_agent(self.curator, role_config("curator", prompt=prompt),
+                              load_prompt(prompt),
                               _curation_turn(trajectory, served, self._store), tools)
         return Integrated(record=run.record, refusals=list(self.library.refusals))
 
