@@ -11,6 +11,7 @@ from memdir.bench.judge import (
     judge_attribution,
     judge_correctness,
     judge_role,
+    judged_view,
 )
 from memdir.store import Store
 from scripted import Script, text
@@ -58,3 +59,25 @@ async def test_the_judge_role_is_one_tool_free_call_at_low_effort(store: Store) 
                           load_prompt("judge-correctness", question="q", gold="g", answer="a"),
                           "Grade it.")
     assert run.record.rounds == 1 and run.record.reasoning_effort is None  # mockllm takes none
+
+
+async def test_attribution_sees_each_cited_file_or_section_whole(store: Store) -> None:
+    body = "".join(f"line {i}: filler about the garden\n" for i in range(1, 40))
+    store.create("/memories/garden.md",
+                 "---\nname: garden\ndescription: The garden\n---\n# Garden\n## Roses\n"
+                 "Ana planted roses in May.\n## Beds\n" + body)
+    cited = resolve_citations(store, "[/memories/garden.md:L7] [/memories/garden.md > # Garden "
+                                     "> ## Roses] [/memories/nope.md]")
+    view = judged_view(store, cited)
+    # The line citation shows the whole file with the cited line marked, beyond the lines cited.
+    assert ">>     7  Ana planted roses in May." in view
+    assert "line 39: filler about the garden" in view
+    assert "(the whole section)\n## Roses\nAna planted roses in May." in view
+    assert "NOT FOUND" in view
+    short = judged_view(store, cited[:1], cap=200)
+    assert "[... cut here:" in short and "more characters of this citation are not shown" in short
+    assert len(short) < 400
+    judge = Script([text('{"citation_correctness": 1, "citation_relevance": 1, '
+                         '"aggregation": 1}')])
+    await judge_attribution(judge.model(), store, "Roses?", "In May [/memories/garden.md:L7]")
+    assert "line 39: filler" in judge.seen[0][0].text  # the judge got the whole file

@@ -3,8 +3,11 @@
 Correctness is 0/1 against gold; attribution is three scores of 0/0.5/1.
 Each grade is one tool-free call of the judge role with its frozen prompt; the
 reply is a JSON object, parsed strictly. For attribution the judge is shown
-every citation of the answer resolved against the store, with the cited text,
-or NOT FOUND for a citation that resolves to nothing. The judge's defaults live
+every citation of the answer resolved against the store, each with the whole of
+what it points into: the whole file for a file or line-range citation (the cited
+lines marked), the whole section for a section citation, up to
+:data:`CITED_CHARS` characters per citation with a visible mark saying how much
+was cut; a citation that resolves to nothing is shown as NOT FOUND. The judge's defaults live
 here with it: one call, a 2,048-token cap, low reasoning effort, temperature 0.
 """
 
@@ -17,16 +20,17 @@ from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
 from memdir.agents import (
+    Citation,
     EpisodeRecord,
     RoleConfig,
     load_prompt,
-    render_cited,
     resolve_citations,
     run_agent,
 )
-from memdir.store import Store
+from memdir.store import Store, StoreError, find_section
 
 __all__ = [
+    "CITED_CHARS",
     "JUDGE_ROLE",
     "AttributionGrade",
     "CorrectnessGrade",
@@ -34,12 +38,15 @@ __all__ = [
     "judge_attribution",
     "judge_correctness",
     "judge_role",
+    "judged_view",
 ]
 
 JUDGE_ROLE = RoleConfig(role="judge", prompt="judge-correctness", toolset=None, max_rounds=1,
                         max_tokens=2048, reasoning_effort="low", temperature=0.0)
 """The judge's defaults: one tool-free call per grade."""
 
+CITED_CHARS = 12_000
+"""Most characters of one citation's file or section the attribution judge is shown."""
 _JSON = re.compile(r"\{.*\}", re.DOTALL)
 _HALVES = (0.0, 0.5, 1.0)
 _INSTRUCTION = "Grade the answer now. Reply with the JSON object only."
@@ -128,7 +135,7 @@ async def judge_attribution(
         JudgeError: The reply is not the expected JSON.
         AgentError: The model call failed after retries.
     """
-    cited = render_cited(resolve_citations(store, answer))
+    cited = judged_view(store, resolve_citations(store, answer))
     prompt = load_prompt("judge-attribution", question=question, answer=answer, cited=cited)
     role = role or judge_role(prompt="judge-attribution")
     run = await run_agent(model, role, prompt, _INSTRUCTION)
@@ -136,3 +143,53 @@ async def judge_attribution(
     data = _parse(run.text, keys)
     scores = {k: _half(data[k], k) for k in keys}
     return AttributionGrade(**scores, reason=str(data.get("reason", "")), record=run.record)
+
+
+def _whole(store: Store, citation: Citation) -> str:
+    """The text a citation points into, whole: its section, or its file with cited lines marked."""
+    text = store.read(citation.path)
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    if citation.section:
+        found = find_section(text, citation.section)
+        return "\n".join(lines[found.start - 1:found.end])
+    if citation.start is None:
+        return "\n".join(lines)
+    end = citation.end or citation.start
+    return "\n".join(f"{'>>' if citation.start <= i <= end else '  '} {i:>5}  {line}"
+                     for i, line in enumerate(lines, start=1))
+
+
+def _capped(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    return (text[:cap] + f"\n[... cut here: {len(text) - cap:,} more characters of this "
+            "citation are not shown]")
+
+
+def judged_view(store: Store, citations: list[Citation], cap: int = CITED_CHARS) -> str:
+    """What the attribution judge is shown: each citation, then the whole text it points into.
+
+    A file or line-range citation shows the whole file (line-range ones with their
+    line numbers, the cited lines marked ``>>``); a section citation shows the
+    whole section. Each is capped at ``cap`` characters with a mark saying how
+    much was cut. An unresolved citation shows NOT FOUND and why.
+    """
+    if not citations:
+        return "(the answer cites nothing)"
+    blocks = []
+    for c in citations:
+        if not c.resolved:
+            blocks.append(f"{c.raw}\nNOT FOUND ({c.problem})")
+            continue
+        try:
+            body = _whole(store, c)
+        except (StoreError, LookupError) as exc:  # changed since it was resolved
+            blocks.append(f"{c.raw}\nNOT FOUND ({exc})")
+            continue
+        where = ("the whole section" if c.section else
+                 "the whole file, cited lines marked >>" if c.start is not None else
+                 "the whole file")
+        blocks.append(f"{c.raw} ({where})\n{_capped(body, cap)}")
+    return "\n\n".join(blocks)

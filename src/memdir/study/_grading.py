@@ -27,27 +27,38 @@ async def judge_answer(
 ) -> Grades:
     """Add the judge's correctness (and attribution, where there is a store) to ``grades``.
 
+    A multiple-choice question (PersonaMem) keeps its option-match correctness and
+    gets only the attribution grade, as in the paper.
+
     A reply the judge gets wrong (not the JSON asked for) is kept as ``judge_error``
     on the grade, so the question counts as unjudged rather than failing the cell.
 
     Raises:
         memdir.agents.AgentError: The judge model failed after retries.
     """
-    if question.options or question.answer is None:
+    # Multiple choice is graded by option match, never by the judge; its attribution is.
+    by_judge = not question.options and question.answer is not None
+    attribute = judge.attribution and store is not None
+    if not by_judge and not attribute:
         return grades
     changes: dict[str, object] = {}
     role = judge_role(**_settings(judge))
     usage = Usage()
     name = model if isinstance(model, str) else str(model)
     try:
-        correct = await judge_correctness(model, question.text, question.answer, answer, role)
-        usage = usage + correct.record.usage
-        name = correct.record.model
-        changes.update(judge_correct=correct.correct, judge_reason=correct.reason)
-        if judge.attribution and store is not None:
+        if by_judge:
+            assert question.answer is not None
+            correct = await judge_correctness(model, question.text, question.answer, answer,
+                                              role)
+            usage = usage + correct.record.usage
+            name = correct.record.model
+            changes.update(judge_correct=correct.correct, judge_reason=correct.reason)
+        if attribute:
+            assert store is not None
             attr_role = judge_role(prompt="judge-attribution", **_settings(judge))
             attr = await judge_attribution(model, store, question.text, answer, attr_role)
             usage = usage + attr.record.usage
+            name = attr.record.model
             changes["attribution"] = {
                 "citation_correctness": attr.citation_correctness,
                 "citation_relevance": attr.citation_relevance,
