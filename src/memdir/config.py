@@ -46,6 +46,15 @@ class Settings(BaseModel):
                                  description="Seconds a shell tool call may run.")
     shell_output_chars: int = Field(default=20_000, gt=0,
                                     description="Characters of shell output shown to a model.")
+    ask_timeout: int = Field(
+        default=60, gt=0,
+        description="Seconds one model call of `memdir ask` may take, retries included.",
+    )
+    model_timeout: int = Field(
+        default=900, gt=0,
+        description="Seconds one model call may take, retries included, everywhere else "
+        "(studies, builds, ingest).",
+    )
     mcp_token: SecretStr | None = Field(
         default=None, description="Bearer token the MCP server requires over http."
     )

@@ -10,10 +10,11 @@ Importing this package registers the ``memdir/grep-reader`` inspect_ai model.
 from memdir.agents import _providers  # noqa: F401  (registers memdir/grep-reader)
 from memdir.agents._ask import SEARCH_VARIANTS, Answer, SearchVariant, ask
 from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
+from memdir.agents._calls import CallFailed, call_model, describe_error
 from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
 from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
 from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
-from memdir.agents._models import OFFLINE_MODEL, resolve_model
+from memdir.agents._models import OFFLINE_MODEL, ModelSetupError, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
 from memdir.agents._pool import AskPool, ModelSpec, PoolError, ask_many
 from memdir.agents._prices import ModelPrice, PriceTable
@@ -49,6 +50,7 @@ __all__ = [
     "AgentRun",
     "Answer",
     "AskPool",
+    "CallFailed",
     "CallRecord",
     "ChunkOutcome",
     "Citation",
@@ -57,6 +59,7 @@ __all__ = [
     "IngestError",
     "IngestResult",
     "ModelPrice",
+    "ModelSetupError",
     "ModelSpec",
     "PoolError",
     "PriceTable",
@@ -69,7 +72,9 @@ __all__ = [
     "Usage",
     "ask",
     "ask_many",
+    "call_model",
     "cell_bounds",
+    "describe_error",
     "episode_bounds",
     "find_citations",
     "ingest",
