@@ -1,8 +1,8 @@
 """Agents on any model, through inspect_ai's model layer.
 
-The roles and their prompts, one tool loop, usage and cost records, compute
-bounds, the offline search policy, ``ingest`` / ``ask``, and ``ask_many`` over
-worker processes.
+The roles and their prompts, one tool loop with visible, time-bounded retries,
+usage and cost records, provider profiles, compute bounds, the offline search
+policy, and ``ingest`` / ``ask``.
 
 Importing this package registers the ``memdir/grep-reader`` inspect_ai model.
 """
@@ -16,7 +16,6 @@ from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, inges
 from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
 from memdir.agents._models import OFFLINE_MODEL, ModelSetupError, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
-from memdir.agents._pool import AskPool, ModelSpec, PoolError, ask_many
 from memdir.agents._prices import ModelPrice, PriceTable
 from memdir.agents._profiles import (
     PROFILES,
@@ -49,7 +48,6 @@ __all__ = [
     "AgentError",
     "AgentRun",
     "Answer",
-    "AskPool",
     "CallFailed",
     "CallRecord",
     "ChunkOutcome",
@@ -60,8 +58,6 @@ __all__ = [
     "IngestResult",
     "ModelPrice",
     "ModelSetupError",
-    "ModelSpec",
-    "PoolError",
     "PriceTable",
     "ProviderProfile",
     "Prompt",
@@ -71,7 +67,6 @@ __all__ = [
     "ToolCallRecord",
     "Usage",
     "ask",
-    "ask_many",
     "call_model",
     "cell_bounds",
     "describe_error",
