@@ -168,3 +168,13 @@ def test_missing_key_and_missing_sdk_through_the_real_cli(tmp_path: Path) -> Non
     error = json.loads(as_json.stdout)
     assert "pip install groq" in error["error"] and "[bold]" not in error["error"]
     assert "Traceback" not in as_json.stderr
+
+
+def test_ingest_names_the_missing_key_before_touching_the_store(tmp_path: Path) -> None:
+    talk = tmp_path / "talk.json"
+    talk.write_text(json.dumps({"speakers": ["Ana"], "sessions": [
+        {"id": 1, "date": "2024-01-01", "turns": [{"speaker": "Ana", "text": "I weave."}]}]}))
+    result = CliRunner().invoke(app, ["ingest", str(talk), "--store", str(tmp_path / "s"),
+                                      "--model", "openai-api/memdirnokey/m"])
+    assert result.exit_code == 2 and "MEMDIRNOKEY_API_KEY" in result.output
+    assert "chunk" not in result.output and not (tmp_path / "s").exists()
