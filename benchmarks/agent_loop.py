@@ -40,9 +40,8 @@ from inspect_ai.model._chat_message import ChatMessageAssistant
 from inspect_ai.model._model_output import ChatCompletionChoice
 from inspect_ai.tool import ToolCall, ToolInfo
 
+from ask_pool import AskPool, ModelSpec  # benchmarks/ask_pool.py, beside this file
 from memdir.agents import (
-    AskPool,
-    ModelSpec,
     ask,
     load_prompt,
     role_config,

@@ -52,6 +52,15 @@ class Settings(BaseModel):
     tool_output_chars: int = Field(default=160_000, gt=0,
                                    description="Longest tool result shown to a model; longer "
                                    "ones are cut with a note.")
+    ask_timeout: int = Field(
+        default=60, gt=0,
+        description="Seconds one model call of `memdir ask` may take, retries included.",
+    )
+    model_timeout: int = Field(
+        default=900, gt=0,
+        description="Seconds one model call may take, retries included, everywhere else "
+        "(studies, builds, ingest).",
+    )
     mcp_token: SecretStr | None = Field(
         default=None, description="Bearer token the MCP server requires over http."
     )

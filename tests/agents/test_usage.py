@@ -22,8 +22,10 @@ def test_usage_adds_and_counts_every_input_token() -> None:
     assert sum([a, b]) == total
 
 
-def test_none_maps_to_zero() -> None:
-    assert usage_from_inspect(None) == Usage()
+def test_no_report_is_one_call_of_unknown_usage() -> None:
+    unknown = usage_from_inspect(None)
+    assert unknown == Usage(unreported=1) and not unknown.known and unknown.total == 0
+    assert not (unknown + Usage(output=5)).known and Usage().known
 
 
 def test_normalised_convention_is_trusted() -> None:

@@ -1,8 +1,8 @@
 """Agents on any model, through inspect_ai's model layer.
 
-The roles and their prompts, one tool loop, usage and cost records, compute
-bounds, the offline search policy, ``ingest`` / ``ask``, and ``ask_many`` over
-worker processes.
+The roles and their prompts, one tool loop with visible, time-bounded retries,
+usage and cost records, provider profiles, compute bounds, the offline search
+policy, and ``ingest`` / ``ask``.
 
 Importing this package registers the ``memdir/grep-reader`` inspect_ai model.
 """
@@ -18,12 +18,12 @@ from memdir.agents._ask import (
     search_family_role,
 )
 from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
+from memdir.agents._calls import CallFailed, call_model, describe_error
 from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
 from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
 from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
-from memdir.agents._models import OFFLINE_MODEL, resolve_model
+from memdir.agents._models import OFFLINE_MODEL, ModelSetupError, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
-from memdir.agents._pool import AskPool, ModelSpec, PoolError, ask_many
 from memdir.agents._prices import ModelPrice, PriceTable
 from memdir.agents._profiles import (
     PROFILES,
@@ -57,7 +57,7 @@ __all__ = [
     "AgentError",
     "AgentRun",
     "Answer",
-    "AskPool",
+    "CallFailed",
     "CallRecord",
     "ChunkOutcome",
     "Citation",
@@ -66,8 +66,7 @@ __all__ = [
     "IngestError",
     "IngestResult",
     "ModelPrice",
-    "ModelSpec",
-    "PoolError",
+    "ModelSetupError",
     "PriceTable",
     "ProviderProfile",
     "Prompt",
@@ -78,8 +77,9 @@ __all__ = [
     "ToolCallRecord",
     "Usage",
     "ask",
-    "ask_many",
+    "call_model",
     "cell_bounds",
+    "describe_error",
     "episode_bounds",
     "find_citations",
     "ingest",

@@ -28,6 +28,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolCallError, ToolInfo, ToolParams
 
+from memdir.agents._calls import CallFailed, call_model
 from memdir.agents._models import resolve_model
 from memdir.agents._profiles import is_policy
 from memdir.agents._prompts import Prompt
@@ -193,13 +194,13 @@ async def run_agent(
     started = time.perf_counter()
     text: str | None = None
     for round_no in range(1, role.max_rounds + 1):
-        output = await _generate(llm, messages, infos, config, record, round_no, False)
+        output, retries = await _generate(llm, messages, infos, config, record, round_no, False)
         message = output.message
         messages.append(message)
         calls = list(message.tool_calls or [])
         if not calls or not infos:
             text = output.completion
-            record.calls.append(_call_record(record, round_no, output, [], False))
+            record.calls.append(_call_record(record, round_no, output, retries, [], False))
             break
         results = []
         for call in calls:
@@ -211,15 +212,15 @@ async def run_agent(
                 ToolCallRecord.of(call.id, call.function, call.arguments, result.content,
                                   result.is_error)
             )
-        record.calls.append(_call_record(record, round_no, output, results, False))
+        record.calls.append(_call_record(record, round_no, output, retries, results, False))
     if text is None:
         record.budget_exhausted = True
         messages.append(ChatMessageUser(content=FINAL_REQUEST))
         round_no = role.max_rounds + 1
-        output = await _generate(llm, messages, infos, config, record, round_no, True)
+        output, retries = await _generate(llm, messages, infos, config, record, round_no, True)
         messages.append(output.message)
         text = output.completion
-        record.calls.append(_call_record(record, round_no, output, [], True))
+        record.calls.append(_call_record(record, round_no, output, retries, [], True))
     record.final_text = text
     record.wall_s = time.perf_counter() - started
     return AgentRun(text, record, messages)
@@ -233,22 +234,16 @@ async def _generate(
     record: EpisodeRecord,
     round_no: int,
     final: bool,
-) -> ModelOutput:
+) -> tuple[ModelOutput, int]:
     began = time.perf_counter()
+    what = f"the {record.role} agent's model call {round_no}"
     try:
-        output = await llm.generate(
-            list(messages),
-            tools=infos,
-            tool_choice="none" if final and infos else None,
-            config=config,
+        output, retries = await call_model(
+            llm, messages, infos, "none" if final and infos else None, config, what
         )
-    except Exception as exc:
-        record.error = f"{type(exc).__name__}: {exc}"
-        raise AgentError(
-            f"the {record.role} agent's model call {round_no} to {record.model} failed "
-            f"after retries: {record.error}",
-            record,
-        ) from exc
+    except CallFailed as exc:
+        record.error = str(exc)
+        raise AgentError(str(exc), record) from exc
     output.time = time.perf_counter() - began
     if output.empty:
         record.error = f"empty response: {output.error or 'no message and no error given'}"
@@ -257,13 +252,14 @@ async def _generate(
             f"nothing ({record.error})",
             record,
         )
-    return output
+    return output, retries
 
 
 def _call_record(
     record: EpisodeRecord,
     round_no: int,
     output: ModelOutput,
+    retries: int,
     calls: list[ToolCallRecord],
     final: bool,
 ) -> CallRecord:
@@ -275,7 +271,8 @@ def _call_record(
         tool_calls=calls,
         stop_reason=output.stop_reason,
         latency_s=output.time or 0.0,
-        usage=usage_from_inspect(output.usage),
+        retries=retries,
+        usage=usage_from_inspect(output.usage, record.model),
         forced_final=final,
     )
 

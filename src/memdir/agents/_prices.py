@@ -90,7 +90,12 @@ class PriceTable:
         return None
 
     def cost(self, model: str, usage: Usage) -> float | None:
-        """Dollars for ``usage`` on ``model``; None if the model or a needed rate is unknown."""
+        """Dollars for ``usage`` on ``model``; None if the model, a rate or the usage is unknown.
+
+        Usage is unknown when some call reported none: that cost is not zero.
+        """
+        if not usage.known:
+            return None
         if usage.total == 0:
             return 0.0
         price = self.price(model)

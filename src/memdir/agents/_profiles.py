@@ -8,6 +8,9 @@ and whether the provider runs offline (no network, no cost). A provider missing
 from the table gets :data:`DEFAULT_PROFILE`: only the output cap and temperature
 are sent.
 
+A provider's SDK that retries on its own is told not to: memdir retries every
+call itself, one visible line per retry, within a time budget.
+
 The offline providers are declared here once: ``memdir`` (the deterministic
 policies such as ``memdir/grep-reader``, the zero-cost baseline) and
 ``mockllm`` (inspect_ai's scripted test model).
@@ -43,6 +46,12 @@ class ProviderProfile:
     """Model-name prefixes that take a reasoning effort; None means every model does."""
     no_reasoning_summary: bool = False
     """Ask for no reasoning summary, so inspect_ai makes no billed probe call to check for it."""
+    sdk_retries: bool = False
+    """The provider's SDK retries on its own unless told ``max_retries=0`` (memdir retries
+    itself, visibly; see :mod:`memdir.agents._calls`)."""
+    usage_normalised: bool = False
+    """inspect_ai's converter for this provider already takes cached tokens out of
+    ``input_tokens``, so memdir's total-tokens guard must not take them out again."""
     offline: bool = False
     """Runs on this machine: no network, no API key, no cost."""
     policy: bool = False
@@ -60,13 +69,16 @@ DEFAULT_PROFILE: Final = ProviderProfile(api="the provider's own")
 PROFILES: Final[dict[str, ProviderProfile]] = {
     "openai": ProviderProfile(
         api="OpenAI Responses", effort_models=("gpt-5", "o1", "o3", "o4"),
-        no_reasoning_summary=True,
+        no_reasoning_summary=True, sdk_retries=True, usage_normalised=True,
     ),
-    "anthropic": ProviderProfile(api="Anthropic Messages", cache_prompt=True, effort_models=None),
-    "google": ProviderProfile(api="Gemini", effort_models=None),
-    "bedrock": ProviderProfile(api="AWS Bedrock Converse", effort_models=None),
+    "anthropic": ProviderProfile(api="Anthropic Messages", cache_prompt=True, effort_models=None,
+                                 sdk_retries=True, usage_normalised=True),
+    "google": ProviderProfile(api="Gemini", effort_models=None, usage_normalised=True),
+    "bedrock": ProviderProfile(api="AWS Bedrock Converse", effort_models=None,
+                               usage_normalised=True),
     "azureai": ProviderProfile(api="Azure AI Inference", effort_models=None),
-    "openai-api": ProviderProfile(api="OpenAI Chat Completions (any compatible server)"),
+    "openai-api": ProviderProfile(api="OpenAI Chat Completions (any compatible server)",
+                                  sdk_retries=True, usage_normalised=True),
     "memdir": ProviderProfile(api="memdir's offline policies", offline=True, policy=True),
     "mockllm": ProviderProfile(api="inspect_ai's scripted test model", offline=True),
 }

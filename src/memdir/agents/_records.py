@@ -68,7 +68,8 @@ class CallRecord(BaseModel):
     prompt_hash: str
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     stop_reason: str
-    latency_s: float = Field(ge=0, description="Wall time of the model call alone.")
+    latency_s: float = Field(ge=0, description="Wall time of the model call, retries included.")
+    retries: int = Field(default=0, ge=0, description="Attempts that failed before this one.")
     usage: Usage = Field(default_factory=Usage)
     forced_final: bool = Field(
         default=False, description="The call asking for the final answer after the budget ran out."

@@ -14,13 +14,20 @@ convention, and checks it against ``total_tokens``: a provider that instead
 left the cached tokens inside ``input_tokens`` shows as
 ``total_tokens == input_tokens + output_tokens`` with a non-zero cache count,
 and the cached part is then taken out of ``input_tokens`` so nothing is counted
-twice.
+twice. That guard only runs for providers not known to follow the convention:
+for the ones whose converters do (the ``usage_normalised`` profiles: OpenAI,
+OpenAI-compatible servers, Anthropic, Google, Bedrock), a provider total that
+simply leaves the cache out would otherwise make it take the cached part out a
+second time. A call whose provider reported no usage at all is counted in
+``unreported``: its tokens and cost are unknown, never zero.
 """
 
 from __future__ import annotations
 
 from inspect_ai.model import ModelUsage
 from pydantic import BaseModel, ConfigDict, Field
+
+from memdir.agents._profiles import profile
 
 __all__ = ["Usage", "usage_from_inspect"]
 
@@ -35,6 +42,16 @@ class Usage(BaseModel):
     cache_write: int = Field(default=0, ge=0, description="Input written to the prompt cache.")
     output: int = Field(default=0, ge=0, description="Generated tokens, reasoning included.")
     reasoning: int = Field(default=0, ge=0, description="Reasoning tokens (part of output).")
+    unreported: int = Field(
+        default=0, ge=0,
+        description="Calls whose provider reported no usage: their tokens, and so the cost, "
+        "are unknown (not zero).",
+    )
+
+    @property
+    def known(self) -> bool:
+        """Every call reported its usage, so the counts (and a cost) are complete."""
+        return self.unreported == 0
 
     @property
     def input(self) -> int:
@@ -55,6 +72,7 @@ class Usage(BaseModel):
             cache_write=self.cache_write + other.cache_write,
             output=self.output + other.output,
             reasoning=self.reasoning + other.reasoning,
+            unreported=self.unreported + other.unreported,
         )
 
     def __radd__(self, other: object) -> Usage:
@@ -64,19 +82,24 @@ class Usage(BaseModel):
         return NotImplemented
 
 
-def usage_from_inspect(usage: ModelUsage | None) -> Usage:
+def usage_from_inspect(usage: ModelUsage | None, model: str | None = None) -> Usage:
     """Map inspect_ai's :class:`~inspect_ai.model.ModelUsage` onto :class:`Usage`.
 
     Args:
-        usage: What the provider reported; None (no report) maps to zero.
+        usage: What the provider reported; None (no report) is one call of unknown usage.
+        model: ``provider/model``; for a provider whose inspect_ai converter is known
+            to take the cached part out of ``input_tokens`` (see the profiles), the
+            total-tokens guard is skipped, so cached tokens are never taken out twice.
     """
     if usage is None:
-        return Usage()
+        return Usage(unreported=1)
     read = usage.input_tokens_cache_read or 0
     write = usage.input_tokens_cache_write or 0
     uncached = usage.input_tokens
+    normalised = model is not None and profile(model).usage_normalised
     cached_inside = (
-        (read or write)
+        not normalised
+        and (read or write)
         and usage.total_tokens == usage.input_tokens + usage.output_tokens
         and usage.input_tokens >= read + write
     )

@@ -7,8 +7,11 @@ command could not do what was asked (bad usage, no store, a tool error).
 
 from __future__ import annotations
 
+import logging
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import IntEnum
 from functools import cache
 from pathlib import Path
@@ -35,10 +38,12 @@ __all__ = [
     "console",
     "err_console",
     "fail",
+    "errors_as_json",
     "is_store",
     "load_toolset",
     "open_store",
     "print_result",
+    "show_model_retries",
 ]
 
 StoreArg = Annotated[Path, typer.Argument(metavar="STORE", help="The store's folder.")]
@@ -84,6 +89,12 @@ def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR)
         hint: The next step the user should take.
         code: The exit status.
     """
+    if _JSON_ERRORS.get():
+        import json
+
+        typer.echo(json.dumps({"error": message, "hint": hint, "exit_code": int(code)},
+                              ensure_ascii=False))
+        raise typer.Exit(int(code))
     from rich.markup import escape
 
     err = _console(True)
@@ -91,6 +102,34 @@ def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR)
     if hint:
         err.print(f"[dim]hint:[/] {escape(hint)}")
     raise typer.Exit(int(code))
+
+
+_JSON_ERRORS: ContextVar[bool] = ContextVar("memdir_json_errors", default=False)
+
+
+@contextmanager
+def errors_as_json(on: bool) -> Iterator[None]:
+    """Inside the block, :func:`fail` prints a JSON object on stdout (for ``--json`` output)."""
+    token = _JSON_ERRORS.set(on)
+    try:
+        yield
+    finally:
+        _JSON_ERRORS.reset(token)
+
+
+class _RetryLine(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        from rich.markup import escape
+
+        _console(True).print(f"[yellow]retry:[/] {escape(record.getMessage())}")
+
+
+def show_model_retries() -> None:
+    """Print each model-call retry (``memdir.agents`` warnings) as one line on stderr."""
+    logger = logging.getLogger("memdir.agents")
+    if not any(isinstance(h, _RetryLine) for h in logger.handlers):
+        logger.addHandler(_RetryLine(logging.WARNING))
+        logger.propagate = False
 
 
 def open_store(path: Path) -> Store:

@@ -17,7 +17,16 @@ import typer
 from rich.markup import escape
 
 from memdir.builders import CATALOG, VARIANTS, variant_hint
-from memdir.cli._common import ExitCode, StoreArg, console, err_console, fail, open_store
+from memdir.cli._common import (
+    ExitCode,
+    StoreArg,
+    console,
+    err_console,
+    errors_as_json,
+    fail,
+    open_store,
+    show_model_retries,
+)
 from memdir.config import get_settings
 
 if TYPE_CHECKING:
@@ -29,8 +38,10 @@ __all__ = ["OFFLINE_MODEL", "ask_command", "format_cost", "register"]
 OFFLINE_MODEL = "memdir/grep-reader"
 
 
-def format_cost(cost: float | None, model: str) -> str:
+def format_cost(cost: float | None, model: str, usage_known: bool = True) -> str:
     """A cost for people: dollars, or why it is unknown."""
+    if cost is None and not usage_known:
+        return "unknown (the provider reported no token usage)"
     if cost is None:
         return f"unknown (no price for {model}; add one with --prices FILE)"
     return f"${cost:.4f}"
@@ -52,10 +63,14 @@ def print_answer(answer: Answer) -> None:
             console.print(f"  {escape(c.raw)} {mark}")
     rec = answer.records[0]
     u = answer.usage
+    tokens = (f"tokens in {u.input:,} (cached {u.cached_input:,}), out {u.output:,} "
+              f"(reasoning {u.reasoning:,})")
+    if not u.known:
+        tokens = f"tokens unknown for {u.unreported} call(s) that reported no usage"
+    cost = format_cost(answer.cost, answer.model, u.known)
     err_console.print(
         f"[dim]{answer.model}: {rec.rounds} round(s), {rec.tool_call_count} tool call(s); "
-        f"tokens in {u.input:,} (cached {u.cached_input:,}), out {u.output:,} "
-        f"(reasoning {u.reasoning:,}); cost {escape(format_cost(answer.cost, answer.model))}"
+        f"{tokens}; cost {escape(cost)}"
         + ("; budget exhausted, final answer forced" if rec.budget_exhausted else "") + "[/]"
     )
 
@@ -91,8 +106,11 @@ def ask_command(
     baseline that calls no LLM and costs nothing, labelled as such.
 
     Exit status: 0 answered with every citation resolving, 1 answered but some
-    citation does not resolve, 2 could not answer (no store, bad option, a model
-    error that survived retries).
+    citation does not resolve, 2 could not answer (no store, bad option, no API
+    key or provider SDK, a model error that survived retries). Each retry of a
+    model call is shown as one line; a call gives up after MEMDIR_ASK_TIMEOUT
+    seconds (60 by default), waits included. With --json a failure is printed
+    as a JSON object with "error" and "hint".
 
     For example:
 
@@ -100,23 +118,8 @@ def ask_command(
 
         MEMDIR_MODEL=openai/gpt-5.4-mini memdir ask ./memories "When is the wedding?" --json
     """
-    if variant not in CATALOG:
-        fail(f"unknown variant {variant!r}.", f"{variant_hint(variant)}.")
-    spec = CATALOG[variant]
-    from memdir.agents import AgentError, PriceTable, ask, search_family_role
-
-    store = open_store(store_path) if spec.needs_store else None
-    chosen = model or get_settings().model or OFFLINE_MODEL
-    family = spec.search_family
-    try:
-        table = PriceTable.load(prices)
-        role = None if max_rounds is None else search_family_role(family, max_rounds=max_rounds)
-        answer = asyncio.run(ask(store, question, chosen, variant=family,  # type: ignore[arg-type]
-                                 role=role, prices=table))
-    except AgentError as exc:
-        fail(str(exc), "check the model name and its API key, or try again later.")
-    except ValueError as exc:
-        fail(str(exc))
+    with errors_as_json(as_json):
+        answer = _answer(store_path, question, model, variant, max_rounds, prices)
     if as_json:
         data = answer.model_dump(mode="json")
         data["baseline_note"] = (
@@ -128,6 +131,38 @@ def ask_command(
         print_answer(answer)
     if not answer.citations_resolve:
         raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _answer(store_path: Path, question: str, model: str | None, variant: str,
+            max_rounds: int | None, prices: Path | None) -> Answer:
+    if variant not in CATALOG:
+        fail(f"unknown variant {variant!r}.", f"{variant_hint(variant)}.")
+    spec = CATALOG[variant]
+    from memdir.agents import (
+        AgentError,
+        ModelSetupError,
+        PriceTable,
+        ask,
+        resolve_model,
+        search_family_role,
+    )
+
+    store = open_store(store_path) if spec.needs_store else None
+    chosen = model or get_settings().model or OFFLINE_MODEL
+    family = spec.search_family
+    show_model_retries()
+    try:
+        table = PriceTable.load(prices)
+        llm = resolve_model(chosen, timeout=get_settings().ask_timeout)
+        role = None if max_rounds is None else search_family_role(family, max_rounds=max_rounds)
+        return asyncio.run(ask(store, question, llm, variant=family,  # type: ignore[arg-type]
+                               role=role, prices=table))
+    except ModelSetupError as exc:
+        fail(str(exc), "set the key or install the SDK named above, or pick another --model.")
+    except AgentError as exc:
+        fail(str(exc), "check the model name and the provider's status, or try again later.")
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def register(app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 
-from memdir.cli._common import console, err_console, fail
+from memdir.cli._common import console, err_console, fail, show_model_retries
 from memdir.cli.ask import format_cost
 from memdir.config import get_settings
 from memdir.store import Store, StoreError
@@ -82,9 +82,15 @@ def ingest_command(
     if locator not in ("session", "block"):
         fail(f"unknown locator {locator!r}.", "choose session or block.")
     loc: Literal["session", "block"] = "session" if locator == "session" else "block"
-    from memdir.agents import IngestError, PriceTable, ingest
+    from memdir.agents import IngestError, ModelSetupError, PriceTable, ingest, resolve_model
     from memdir.conversation import chunk_conversation, load_conversation
 
+    try:
+        llm = resolve_model(chosen)
+    except ModelSetupError as exc:
+        fail(str(exc), "set the key or install the SDK named above, or pick another --model.")
+    except ValueError as exc:
+        fail(str(exc))
     try:
         conversation = load_conversation(source, locator=loc)
         table = PriceTable.load(prices)
@@ -108,12 +114,13 @@ def ingest_command(
             console.print(
                 f"chunk {outcome.index}/{total} {escape(outcome.label)}: {rec.rounds} round(s), "
                 f"{rec.tool_call_count} tool call(s), {rec.usage.input:,} tokens in, "
-                f"{rec.usage.output:,} out, {format_cost(outcome.cost, rec.model)}"
+                f"{rec.usage.output:,} out, {format_cost(outcome.cost, rec.model, rec.usage.known)}"
                 + (" [yellow](budget exhausted)[/]" if rec.budget_exhausted else "")
             )
 
+        show_model_retries()
         try:
-            result = asyncio.run(ingest(conversation, store, chosen, chunk_tokens=chunk_tokens,
+            result = asyncio.run(ingest(conversation, store, llm, chunk_tokens=chunk_tokens,
                                         locator=loc, skip_chunks=skip, prices=table,
                                         on_chunk=done))
         except IngestError as exc:

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from memdir.cli._common import ExitCode, console, err_console, fail
+from memdir.cli._common import ExitCode, console, err_console, fail, show_model_retries
 
 if TYPE_CHECKING:
     from memdir.study import StudyConfig
@@ -97,6 +97,7 @@ def run_command(
                 tasks[key] = bar.add_task(key, total=total)
             bar.update(tasks[key], completed=done)
 
+        show_model_retries()
         try:
             statuses = run_study(config, folder, progress=progress)
         except (ConfigError, ValueError) as exc:

@@ -26,9 +26,11 @@ from inspect_ai.model import (
 )
 
 from memdir.agents import (
+    CallFailed,
     CallRecord,
     EpisodeRecord,
     RoleConfig,
+    call_model,
     load_prompt,
     resolve_model,
     role_config,
@@ -124,17 +126,19 @@ class ModelPolicy:
         self._messages.append(ChatMessageUser(content=turn))
         began = time.perf_counter()
         try:
-            output = await self.llm.generate(
-                list(self._messages), config=self.role.generate_config(str(self.llm)))
-        except Exception as exc:
-            record.error = f"{type(exc).__name__}: {exc}"
+            output, retries = await call_model(
+                self.llm, self._messages, [], None, self.role.generate_config(str(self.llm)),
+                f"the execution agent's model call {len(record.calls) + 1}")
+        except CallFailed as exc:
+            record.error = str(exc)
             raise
         latency = time.perf_counter() - began
         self._messages.append(output.message)
         record.calls.append(CallRecord(
             role=record.role, round=len(record.calls) + 1, model=record.model,
             prompt_hash=record.prompt_hash, stop_reason=output.stop_reason,
-            latency_s=latency, usage=usage_from_inspect(output.usage)))
+            latency_s=latency, retries=retries,
+            usage=usage_from_inspect(output.usage, record.model)))
         record.wall_s += latency
         action = parse_action(output.completion)
         if not action:

@@ -1,4 +1,11 @@
-"""``ask_many``: many questions answered by a pool of worker processes.
+"""``ask_many``: many questions answered by a pool of worker processes (benchmark only).
+
+This pool left the library: ``benchmarks/pool_vs_eval.py`` measured it against
+what the study does (one inspect_ai eval per cell, ``max_samples`` = the study's
+concurrency) and a pool started for a cell was 2.5 to 5 times slower, its
+start-up dominating; only a warm pool beat the eval, on models with no latency,
+and answering outside the eval would lose the per-sample transcripts. It stays
+here for the agent-loop benchmarks, which use it to show what a second core buys.
 
 One event loop can only do so much: each inspect_ai ``generate`` call costs a few
 milliseconds of CPU (request preparation, retries set-up, events, usage), so a
@@ -30,10 +37,14 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from memdir.agents._ask import Answer, SearchVariant, ask
-from memdir.agents._models import OFFLINE_MODEL
-from memdir.agents._prices import PriceTable
-from memdir.agents._roles import RoleConfig
+from memdir.agents import (
+    OFFLINE_MODEL,
+    Answer,
+    PriceTable,
+    RoleConfig,
+    SearchVariant,
+    ask,
+)
 from memdir.store import Store
 
 __all__ = ["AskPool", "ModelSpec", "PoolError", "ask_many"]
@@ -91,7 +102,7 @@ class ModelSpec:
 
     def build(self, max_connections: int) -> Any:
         """The inspect_ai model (called inside the worker)."""
-        from memdir.agents._models import resolve_model
+        from memdir.agents import resolve_model
 
         if self.name is not None:
             return resolve_model(self.name, max_connections=max_connections, **self.args)
