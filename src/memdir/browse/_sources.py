@@ -168,10 +168,10 @@ def _study(folder: Path, data_dir: Path | None) -> Catalog:
     for key, info in run.stores.items():
         if info.path is None or not Path(info.path).is_dir():
             continue
-        build = info.build or {}
+        build = info.build
         ref = None
-        if build.get("benchmark") and build.get("conversation_id"):
-            ref = ConversationRef(build["benchmark"], build["conversation_id"], run_data)
+        if build is not None and build.benchmark and build.conversation_id:
+            ref = ConversationRef(build.benchmark, build.conversation_id, run_data)
         stores[slug(key)] = BrowsedStore(slug(key), key, Store(Path(info.path)), ref,
                                          f"{info.variant} store of this run")
     return Catalog("study", folder, f"study run {folder.name}", stores, study=run,
@@ -183,10 +183,10 @@ def _skills(folder: Path) -> Catalog:
     stores: dict[str, BrowsedStore] = {}
     for report in cells:
         for chain in report.chains:
-            root = folder / report.cell.id / chain / "store"
+            root = folder / report.cell.key / chain / "store"
             if root.is_dir():
-                sid = chain_store_id(report.cell.id, chain)
-                stores[sid] = BrowsedStore(sid, f"{report.cell.id} / {chain}", Store(root),
+                sid = chain_store_id(report.cell.key, chain)
+                stores[sid] = BrowsedStore(sid, f"{report.cell.key} / {chain}", Store(root),
                                            None, f"the library of chain {chain}")
     return Catalog("skills", folder, f"skills run {folder.name}", stores, skills=cells)
 

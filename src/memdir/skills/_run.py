@@ -12,6 +12,10 @@ attempt) and ``store/`` (the store with its git history). A rerun resumes: the
 chain runner skips recorded attempts, and an attempt whose integration was cut
 short is integrated again from its recorded trajectory over the store restored
 to the previous task's snapshot.
+
+Each chain's unrecorded attempts run as the samples of one inspect_ai eval
+(:mod:`memdir.skills._evals`), logs in ``<output>/logs`` and listed in the chain
+folder's ``evals.json``, so ``inspect view`` shows them as it shows study cells.
 """
 
 from __future__ import annotations
@@ -19,34 +23,55 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal, get_args
 
 from inspect_ai.model import Model
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from memdir.agents import EpisodeRecord
+from memdir.agents import EpisodeRecord, PriceTable, Usage
+from memdir.runs import (
+    NO_MODEL,
+    EvalFailed,
+    RunRecord,
+    eval_failure,
+    note_eval,
+    read_record,
+    write_record,
+)
 from memdir.skills._audit import audit_gate, audit_schema
-from memdir.skills._chain import load_records, run_chain
+from memdir.skills._chain import ChainPlayer, load_records
 from memdir.skills._config import EXPERT, Cell, RunConfig
 from memdir.skills._env import AlfworldEnv
+from memdir.skills._evals import eval_chain
 from memdir.skills._execution import ModelPolicy
 from memdir.skills._expert import ExpertPolicy
 from memdir.skills._families import AlfworldTask, full_chain_order, three_chain_orders
 from memdir.skills._policy import Policy
 from memdir.skills._trajectory import Trajectory
 from memdir.skills._variants import Served, Variant, make_variant
-from memdir.store import Store, atomic_write
+from memdir.store import Store
 from memdir.store.history import History
 
-__all__ = ["STEP_SCHEMA", "ServedRecord", "StepRecord", "chains_for", "load_steps", "run_cell"]
+__all__ = [
+    "ROLES",
+    "STEP_SCHEMA",
+    "Role",
+    "ServedRecord",
+    "StepRecord",
+    "chains_for",
+    "load_steps",
+    "log_dir",
+    "run_cell",
+]
 
 STEP_SCHEMA = 1
 Models = Mapping[str, Model]
 
 
-class ServedRecord(BaseModel):
+class ServedRecord(RunRecord):
     """What retrieval served before one attempt (and, once played, the execution record)."""
 
-    schema_version: int = STEP_SCHEMA
+    version: int = STEP_SCHEMA
     position: int
     task_id: str
     guidance: str = ""
@@ -55,10 +80,19 @@ class ServedRecord(BaseModel):
     execution: EpisodeRecord | None = None
 
 
-class StepRecord(BaseModel):
-    """One finished task of a chain with its memory work, costs and the store after it."""
+Role = Literal["retrieval", "execution", "curation"]
+ROLES: tuple[Role, ...] = get_args(Role)
+"""The model roles of a step, in the order they act."""
 
-    schema_version: int = STEP_SCHEMA
+
+class StepRecord(RunRecord):
+    """One finished task of a chain with its memory work, the store after it, and times.
+
+    Each role's episode is kept whole; rounds, tool calls, usage and cost derive
+    from those episodes (cost by a price table, at report time).
+    """
+
+    version: int = STEP_SCHEMA
     position: int
     task_id: str
     family: str
@@ -78,6 +112,32 @@ class StepRecord(BaseModel):
     reset_seconds: float = 0.0
     episode_seconds: float = 0.0
     memory_seconds: float = 0.0
+
+    def episode(self, role: Role) -> EpisodeRecord | None:
+        """The episode one role played for the task (None: the role did not run)."""
+        found: EpisodeRecord | None = getattr(self, role)
+        return found
+
+    def episodes(self) -> list[EpisodeRecord]:
+        """Every episode of the step, in role order."""
+        return [e for role in ROLES if (e := self.episode(role)) is not None]
+
+    def usage(self, role: Role | None = None) -> Usage:
+        """Tokens one role (or, without ``role``, every role) spent on the task."""
+        episodes = self.episodes() if role is None else [e for e in [self.episode(role)] if e]
+        return sum((e.usage for e in episodes), Usage())
+
+    def rounds(self, role: Role) -> int:
+        """Model calls one role made (0 where it did not run)."""
+        found = self.episode(role)
+        return found.rounds if found is not None else 0
+
+    def cost(self, role: Role, prices: PriceTable) -> float | None:
+        """Dollars one role spent by ``prices``: 0 where it made no paid call, None if unpriced."""
+        found = self.episode(role)
+        if found is None or found.zero_cost_baseline:
+            return 0.0
+        return prices.cost(found.model, found.usage)
 
 
 def chains_for(protocol: str, tasks: Sequence[AlfworldTask], seed: int,
@@ -113,7 +173,7 @@ def load_steps(chain_dir: Path) -> dict[int, StepRecord]:
     """The step records of a chain folder, by position."""
     found = {}
     for path in sorted(_steps_dir(chain_dir).glob("[0-9][0-9][0-9].json")):
-        found[int(path.stem)] = StepRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        found[int(path.stem)] = read_record(path, StepRecord)
     return found
 
 
@@ -165,16 +225,16 @@ class _ChainRun:
         self.memory_seconds[position] = time.perf_counter() - began
         record = ServedRecord(position=position, task_id=task.task_id, guidance=served.guidance,
                               paths=served.paths, retrieval=served.record)
-        atomic_write(self._served_path(position), record.model_dump_json(indent=1).encode())
+        write_record(self._served_path(position), record)
         if isinstance(self.policy, ModelPolicy):
             self.policy.begin(task.goal, served.guidance)
 
     async def after(self, position: int, trajectory: Trajectory) -> None:
         path = self._served_path(position)
-        record = ServedRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        record = read_record(path, ServedRecord)
         if isinstance(self.policy, ModelPolicy):
             record.execution = self.policy.take_record()
-            atomic_write(path, record.model_dump_json(indent=1).encode())
+            write_record(path, record)
         await self.finish(position, trajectory, record)
 
     async def finish(self, position: int, trajectory: Trajectory, served: ServedRecord) -> None:
@@ -196,8 +256,7 @@ class _ChainRun:
             snapshot=snapshot, reset_seconds=trajectory.reset_seconds,
             episode_seconds=trajectory.wall_seconds,
             memory_seconds=self.memory_seconds.pop(position, 0.0) + time.perf_counter() - began)
-        atomic_write(_steps_dir(self.dir) / f"{position:03d}.json",
-                     step.model_dump_json(indent=1).encode())
+        write_record(_steps_dir(self.dir) / f"{position:03d}.json", step)
 
     async def repair(self) -> None:
         """Integrate again any recorded attempt whose step record is missing."""
@@ -212,7 +271,7 @@ class _ChainRun:
             if self.history is not None:
                 earlier = [p for p in steps if p < position]
                 _restore(self.history, f"task {max(earlier):03d} " if earlier else "start")
-            served = ServedRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            served = read_record(path, ServedRecord)
             await self.finish(position, trajectory, served)
             steps = load_steps(self.dir)
 
@@ -223,9 +282,17 @@ def _policy(cell: Cell, env: AlfworldEnv, seed: int, models: Models) -> Policy:
     return ModelPolicy(models.get(cell.execution, cell.execution))
 
 
+def log_dir(output: Path) -> Path:
+    """Where a run's inspect_ai eval logs go: ``inspect view --log-dir`` this folder."""
+    return output / "logs"
+
+
 async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
                    env: AlfworldEnv, models: Models | None = None) -> Path:
     """Run every chain of one cell (resuming what is recorded); returns the cell's folder.
+
+    Each chain's unrecorded tasks are played as the samples of one inspect_ai eval
+    (logs in ``<output>/logs``, listed per chain in ``evals.json``).
 
     Args:
         config: The run's settings (seed, limit, output folder, episode_k).
@@ -233,11 +300,15 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
         tasks: The split's tasks (``list_tasks``).
         env: The environment (``facts=True`` for the expert).
         models: Model objects standing in for model names (e.g. scripted test models).
+
+    Raises:
+        EvalFailed: An attempt failed (a model call, the environment); what ran before
+            is recorded and a rerun resumes there.
+        KeyboardInterrupt: The run was interrupted; a rerun resumes it.
     """
     models = models or {}
-    cell_dir = config.output / cell.id
-    cell_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(cell_dir / "cell.json", cell.model_dump_json(indent=1).encode())
+    cell_dir = config.output / cell.key
+    write_record(cell_dir / "cell.json", cell)
     for name, chain in chains_for(cell.protocol, tasks, config.seed, config.limit,
                                   config.task_ids):
         chain_dir = cell_dir / name
@@ -249,6 +320,17 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
         policy = _policy(cell, env, config.seed, models)
         run = _ChainRun(chain_dir, variant, policy)
         await run.repair()
-        await run_chain(chain, policy, chain_dir, env=env, name=name, seed=config.seed,
-                        after_task=run.after, before_task=run.before)
+        player = ChainPlayer(chain, policy, chain_dir, env=env, name=name, seed=config.seed,
+                             after_task=run.after, before_task=run.before)
+        if not player.pending():
+            continue
+        model = NO_MODEL if cell.execution == EXPERT else models.get(cell.execution,
+                                                                     cell.execution)
+        log = await eval_chain(cell, player, model, log_dir(config.output))
+        note_eval(config.output, chain_dir / "evals.json", log)
+        failure = eval_failure(log, "position")
+        if log.status == "cancelled":
+            raise KeyboardInterrupt(failure)
+        if failure is not None:
+            raise EvalFailed(f"{cell.key}, chain {name}: {failure}; rerun to resume")
     return cell_dir

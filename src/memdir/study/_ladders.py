@@ -14,16 +14,14 @@ from collections import defaultdict
 from collections.abc import Callable
 from statistics import mean
 
+from memdir.agents import PriceTable
+from memdir.runs import MISSING, Table
 from memdir.study._load import RunRecords
 from memdir.study._records import CellStatus, QuestionRecord
-from memdir.study._tables import Table
 
 __all__ = ["ScoreFn", "table_ladders"]
 
 ScoreFn = Callable[[QuestionRecord], float | None]
-
-_NONE = "—"
-
 
 def _group(status: CellStatus) -> tuple[str, str, str]:
     return status.cell.dataset_key, status.cell.variant, status.cell.harness
@@ -34,10 +32,11 @@ def _score(records: list[QuestionRecord], score: ScoreFn) -> float | None:
     return 100 * mean(scores) if scores else None
 
 
-def _cents(records: list[QuestionRecord]) -> float | None:
-    if not records or any(r.cost is None for r in records):
+def _cents(records: list[QuestionRecord], prices: PriceTable) -> float | None:
+    costs = [r.cost(prices) for r in records]
+    if not costs or any(c is None for c in costs):
         return None
-    return 100 * mean(r.cost or 0.0 for r in records)
+    return 100 * mean(c or 0.0 for c in costs)
 
 
 def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
@@ -52,13 +51,13 @@ def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
         groups[_group(status)].append(status)
     tables = []
     for (dataset, variant, harness), statuses in groups.items():
-        builders = sorted({s.cell.builder_model or _NONE for s in statuses})
+        builders = sorted({s.cell.builder_model or MISSING for s in statuses})
         searchers = sorted({s.cell.search_model for s in statuses})
         if len(builders) * len(searchers) < 2:
             continue
         pooled: dict[tuple[str, str], list[QuestionRecord]] = defaultdict(list)
         for s in statuses:
-            pooled[(s.cell.builder_model or _NONE, s.cell.search_model)].extend(
+            pooled[(s.cell.builder_model or MISSING, s.cell.search_model)].extend(
                 run.records[s.cell.key])
         suffix = "" if harness == "center" else f", {harness}"
         table = Table(
@@ -73,7 +72,7 @@ def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
             row: list[str | float | int | None] = [builder]
             for searcher in searchers:
                 records = pooled.get((builder, searcher), [])
-                row.extend([_score(records, score), _cents(records)])
+                row.extend([_score(records, score), _cents(records, run.prices)])
             table.rows.append(row)
         tables.append(table)
     return tables

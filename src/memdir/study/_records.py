@@ -1,7 +1,7 @@
 """What a study run writes: one record per question, a status per cell, a manifest per run.
 
-Records are versioned pydantic models written as JSON; every report reads them and
-nothing else, so a report never re-runs a model.
+Records are versioned pydantic models (:class:`memdir.runs.RunRecord`) written as
+JSON; every report reads them and nothing else, so a report never re-runs a model.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memdir.agents import EpisodeRecord, Usage
+from memdir.agents import EpisodeRecord, PriceTable, Usage
+from memdir.builders import BuildRecord
+from memdir.runs import RunRecord
 from memdir.study._config import Cell
 
 __all__ = [
@@ -47,7 +49,7 @@ class Grades(BaseModel):
     judge_error: str | None = None
 
 
-class QuestionRecord(BaseModel):
+class QuestionRecord(RunRecord):
     """One question answered in one cell."""
 
     version: int = STUDY_RECORD_VERSION
@@ -62,13 +64,6 @@ class QuestionRecord(BaseModel):
     evidence: list[str] = Field(default_factory=list)
     answer: str
     citations: list[dict[str, Any]] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)
-    cost: float | None = None
-    rounds: int = 0
-    tool_calls: int = 0
-    tool_errors: int = 0
-    budget_exhausted: bool = False
-    zero_cost_baseline: bool = False
     wall_s: float = 0.0
     reads: list[ReadSpan] = Field(default_factory=list)
     evidence_seen: list[str] = Field(default_factory=list)
@@ -77,16 +72,55 @@ class QuestionRecord(BaseModel):
     """Evidence locators inside the lines or files the answer cited."""
     grades: Grades = Field(default_factory=Grades)
     episode: EpisodeRecord
+    """The search agent's episode; rounds, tool calls, usage and cost derive from it.
+
+    Records written before that also copied those figures as fields; they load
+    unchanged (the copies are ignored: each equals what its episode gives).
+    """
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens the search agent spent on the question."""
+        return self.episode.usage
+
+    @property
+    def rounds(self) -> int:
+        """Model calls the search agent made."""
+        return self.episode.rounds
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls over every round."""
+        return self.episode.tool_call_count
+
+    @property
+    def tool_errors(self) -> int:
+        """Tool calls that came back as errors."""
+        return self.episode.tool_errors
+
+    @property
+    def budget_exhausted(self) -> bool:
+        """Whether the round budget ran out and the final answer was forced."""
+        return self.episode.budget_exhausted
+
+    @property
+    def zero_cost_baseline(self) -> bool:
+        """Whether memdir's offline policy answered (no LLM, no cost)."""
+        return self.episode.zero_cost_baseline
+
+    def cost(self, prices: PriceTable) -> float | None:
+        """Dollars the search agent spent by ``prices``; None where a rate is unknown."""
+        return prices.cost(self.episode.model, self.episode.usage)
 
 
-class StoreInfo(BaseModel):
+class StoreInfo(RunRecord):
     """A built store: where it is, how it was built, and its profile."""
 
     key: str
     variant: str
     path: str | None
-    build: dict[str, Any] | None = None
-    """The builder's BuildRecord as JSON (None where the build failed)."""
+    build: BuildRecord | None = None
+    """The builder's record (None where the build failed)."""
     build_usage: Usage | None = None
     """Tokens the build spent (model-built stores; None for the zero-cost ones)."""
     build_cost: float | None = None
@@ -96,7 +130,7 @@ class StoreInfo(BaseModel):
     error: str | None = None
 
 
-class CellStatus(BaseModel):
+class CellStatus(RunRecord):
     """Whether a cell completed; a cell that did not is never reported."""
 
     version: int = STUDY_RECORD_VERSION
