@@ -166,7 +166,9 @@ async def test_a_huge_error_is_cut(sample: Store) -> None:
 async def test_grep_does_not_echo_a_huge_pattern(sample: Store) -> None:
     pattern = "zq" * 50_000
     result = await read_set(sample).call("grep", {"pattern": pattern})
-    assert result.content.startswith("No lines match")
+    # Whether the search ends or runs out of the call's time on a loaded machine, the
+    # message names the pattern by its length instead of repeating it.
+    assert result.content.startswith(("No lines match", "Error: The search for"))
     assert len(result.content) < 400
     assert "(100,000 characters)" in result.content
 
