@@ -50,7 +50,7 @@ def test_a_skills_run_pins_every_cell_input_and_the_games_it_plays(
                        executions=["expert", "openai/gpt-4.1"])
     manifest = pin_run(config, list_tasks(split))
     assert set(manifest.prompt_hashes) == {"retriever-cite-broad", "retriever-cite", "curator",
-                                           "turn-task", "execution"}
+                                           "curator-skills", "turn-task", "execution"}
     assert set(manifest.toolset_digests) == {"read", "write", "skills-write"}
     assert len(manifest.datasets) == 4  # two games and their traj_data.json
     assert manifest.cells == [c.key for c in config.cells()]
