@@ -127,3 +127,22 @@ def test_init_is_idempotent(history: History) -> None:
     exclude = (history.store.root / ".git" / "info" / "exclude").read_text()
     assert exclude.count("/.memdir/") == 1
     assert len(history.steps()) == 4
+
+
+def test_restore_puts_the_live_store_back_to_a_step(history: History, tmp_path: Path) -> None:
+    import os
+
+    store = history.store
+    store.write("/memories/later.md", _doc("later", "made after"))
+    (store.root / "people" / "notes.txt").write_text("a stray")
+    (store.root / "people" / "link.md").symlink_to(tmp_path)
+    os.mkfifo(store.root / "pipe.md")
+    (store.root / "deep" / "er").mkdir(parents=True)
+    step = history.restore(1)
+    assert step.message == "chunk 2"
+    assert store.files() == ["/memories/people/b.md", "/memories/a.md"]
+    assert store.read("/memories/a.md") == _doc("a", "first, edited")
+    assert sorted(p.name for p in store.root.iterdir()) == [".git", ".memdir", "a.md", "people"]
+    assert sorted(p.name for p in (store.root / "people").iterdir()) == ["b.md"]
+    assert tmp_path.is_dir()
+    assert history.restore(1) == step and history.verify().ok

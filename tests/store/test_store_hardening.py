@@ -374,3 +374,22 @@ def test_sigkilled_writers_leave_no_temp_files_after_reopen(store: Store) -> Non
     assert not [p for p in reopened.root.iterdir() if p.name.startswith(".tmp-")]
     assert reopened.files() == ["/memories/a.md"]
     assert parse_file(reopened.read("/memories/a.md"), "a").defects == []
+
+
+def test_a_snapshot_restores_hidden_files_and_drops_what_was_planted(store: Store,
+                                                                     tmp_path: Path) -> None:
+    from memdir.agents import restore, snapshot
+
+    store.write("/memories/a.md", DOC.format(name="a"))
+    (store.root / "empty").mkdir()
+    (store.root / "people").mkdir()
+    (store.root / "people" / ".hidden").write_text("kept")
+    snap = snapshot(store)
+    store.delete("/memories/a.md")
+    (store.root / "people" / "link.md").symlink_to(tmp_path)
+    os.mkfifo(store.root / "pipe.md")
+    store.write("/memories/new/b.md", DOC.format(name="b"))
+    restore(store, snap)
+    assert snapshot(store) == snap
+    assert sorted(p.name for p in store.root.iterdir()) == [".memdir", "a.md", "empty", "people"]
+    assert tmp_path.is_dir()

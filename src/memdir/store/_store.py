@@ -17,7 +17,7 @@ import os
 import stat
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +44,7 @@ from memdir.store._paths import (
     lstat_at,
     open_root,
     os_error,
+    posix_parts,
     read_at,
     remove_at,
     resolve,
@@ -52,7 +53,7 @@ from memdir.store._paths import (
     write_at,
     write_temp_at,
 )
-from memdir.store._tree import Node, make_plain, walk_tree
+from memdir.store._tree import Node, capture_tree, make_plain, reset_tree, walk_tree
 
 __all__ = [
     "ANY_VERSION",
@@ -600,6 +601,44 @@ class Store:
         if done:
             self.note_change()
         return done
+
+    def capture(self) -> tuple[dict[str, bytes], frozenset[str]]:
+        """Every regular file's bytes and every folder, hidden ones too, under the lock.
+
+        Returns agent-facing paths (``/memories/...``); links and special files are
+        left out, so :meth:`reset_to` with the result removes them.
+        """
+        with self.locked():
+            try:
+                files, folders = capture_tree(self.root)
+            except OSError as exc:
+                raise self._fail(exc, ROOT) from None
+        return ({to_virtual(p): data for p, data in files.items()},
+                frozenset(to_virtual(p) for p in folders))
+
+    def reset_to(self, files: Mapping[str, bytes], folders: Iterable[str] = ()) -> int:
+        """Make the store hold exactly ``files`` (and ``folders``), under the lock.
+
+        Every other entry goes, whatever its name or kind; changed files are
+        rewritten atomically; ``.memdir`` and ``.git`` at the root stay. This is the
+        one way a store is put back to an earlier state (a snapshot, a history step).
+
+        Args:
+            files: Agent-facing path -> bytes.
+            folders: Agent-facing paths of folders to keep even when empty.
+
+        Returns:
+            How many entries were removed, written or rewritten.
+        """
+        with self.locked():
+            try:
+                changes = reset_tree(self.root, {posix_parts(p): d for p, d in files.items()},
+                                     [posix_parts(p) for p in folders])
+            except OSError as exc:
+                raise self._fail(exc, ROOT) from None
+            if changes:
+                self.note_change()
+        return changes
 
     def stray_files(self) -> list[Path]:
         """Host files under the root that are not memory files (contract defects).

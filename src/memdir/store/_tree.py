@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -25,12 +26,24 @@ from memdir.store._paths import (
     MARKDOWN,
     NamePolicy,
     is_temp_name,
+    lstat_at,
     open_dir,
     open_root,
+    read_at,
+    remove_at,
     to_virtual,
+    write_at,
 )
 
-__all__ = ["STATE_NAMES", "Node", "NodeKind", "make_plain", "walk_tree"]
+__all__ = [
+    "STATE_NAMES",
+    "Node",
+    "NodeKind",
+    "capture_tree",
+    "make_plain",
+    "reset_tree",
+    "walk_tree",
+]
 
 STATE_NAMES: Final = frozenset({".memdir", ".git"})
 """The store's own state at the root; never part of the tree."""
@@ -283,3 +296,71 @@ def _make_plain_at(parent: int, node: Node) -> None:
             os.fchmod(fd, mode)
     finally:
         os.close(fd)
+
+
+def capture_tree(root: Path) -> tuple[dict[tuple[str, ...], bytes], set[tuple[str, ...]]]:
+    """The bytes of every regular file under ``root`` and every folder (hidden ones too).
+
+    Links and special files are left out (a restore removes them); the store's
+    own state at the root is never part of it.
+    """
+    files: dict[tuple[str, ...], bytes] = {}
+    folders: set[tuple[str, ...]] = set()
+    root_fd = open_root(root)
+    try:
+        for node in walk_tree(root_fd, hidden=True):
+            if node.kind == "dir":
+                folders.add(node.parts)
+            elif node.kind in ("memory", "other", "temp"):
+                parent = open_dir(root_fd, node.parts[:-1])
+                try:
+                    files[node.parts] = read_at(parent, node.name)
+                finally:
+                    os.close(parent)
+    finally:
+        os.close(root_fd)
+    return files, folders
+
+
+def reset_tree(
+    root: Path,
+    files: Mapping[tuple[str, ...], bytes],
+    folders: Iterable[tuple[str, ...]] = (),
+) -> int:
+    """Make the tree under ``root`` exactly ``files`` and ``folders``; return the changes made.
+
+    Everything else goes (whatever its name or kind, links removed themselves),
+    changed files are rewritten atomically, missing ones and missing folders
+    made. The store's own state at the root is left alone.
+    """
+    for parts in [*files, *folders]:
+        if not parts or any(p in ("", ".", "..") or "/" in p for p in parts):
+            raise ValueError(f"not a path below the root: {parts!r}")
+    keep = set(folders) | {parts[:i] for parts in files for i in range(1, len(parts))}
+    changes = 0
+    root_fd = open_root(root)
+    try:
+        for node in reversed(walk_tree(root_fd, hidden=True)):  # children before parents
+            wanted = node.parts in keep if node.kind == "dir" else (
+                node.parts in files and node.kind in ("memory", "other", "temp"))
+            if not wanted:
+                parent = open_dir(root_fd, node.parts[:-1])
+                try:
+                    remove_at(parent, node.name)
+                finally:
+                    os.close(parent)
+                changes += 1
+        for parts in sorted(keep):
+            os.close(open_dir(root_fd, parts, create=True))
+        for parts, data in files.items():
+            parent = open_dir(root_fd, parts[:-1], create=True)
+            try:
+                st = lstat_at(parent, parts[-1])
+                if st is None or read_at(parent, parts[-1]) != data:
+                    write_at(parent, parts[-1], data)
+                    changes += 1
+            finally:
+                os.close(parent)
+    finally:
+        os.close(root_fd)
+    return changes

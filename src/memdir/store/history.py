@@ -267,6 +267,22 @@ class History:
         self._write_state(ref, target)
         return Store(target)
 
+    def restore(self, ref: int | str | Step) -> Step:
+        """Put the live store back to a step: exactly its files, nothing else.
+
+        Files and folders made since (whatever their names) are removed, changed
+        files rewritten; ``.git`` and ``.memdir`` stay. The history itself is not
+        changed (take a snapshot afterwards to record the restore as a step).
+
+        Returns:
+            The step restored.
+        """
+        step = self.step(ref)
+        blobs = self.blobs(step)
+        contents = self.read_blobs(blobs.values())
+        self.store.reset_to({path: contents[blob] for path, blob in blobs.items()})
+        return step
+
     def _write_state(self, ref: int | str | Step, target: Path) -> None:
         blobs = self.blobs(ref)
         contents = self.read_blobs(blobs.values())
