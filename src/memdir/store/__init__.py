@@ -39,6 +39,7 @@ from memdir.store._paths import (
 from memdir.store._store import (
     ANY_VERSION,
     DEFAULT_MAX_FILE_BYTES,
+    AnyVersion,
     Entry,
     EntryKind,
     Store,
@@ -48,6 +49,7 @@ from memdir.store._tree import Node, NodeKind
 
 __all__ = [
     "ANY_VERSION",
+    "AnyVersion",
     "DEFAULT_MAX_FILE_BYTES",
     "DESCRIPTION_MAX_CHARS",
     "ROOT",

@@ -57,6 +57,7 @@ from memdir.store._tree import Node, capture_tree, make_plain, reset_tree, walk_
 
 __all__ = [
     "ANY_VERSION",
+    "AnyVersion",
     "DEFAULT_MAX_FILE_BYTES",
     "Entry",
     "EntryKind",
@@ -78,6 +79,9 @@ class _AnyVersion:
 
 ANY_VERSION: Final = _AnyVersion()
 """Pass as ``expect`` to write without checking the file's current version."""
+
+AnyVersion = _AnyVersion
+"""The type of :data:`ANY_VERSION`, for annotations."""
 
 
 def digest_text(text: str) -> str:
@@ -375,13 +379,25 @@ class Store:
         """Write a new file; refuse if one already exists."""
         return self.write(path, text, expect=None)
 
-    def edit(self, path: str, change: Callable[[str], str]) -> str:
+    def edit(
+        self,
+        path: str,
+        change: Callable[[str], str],
+        *,
+        expect: str | _AnyVersion = ANY_VERSION,
+    ) -> str:
         """Apply ``change`` to a file's text under the lock; return the new digest.
 
         ``change`` may raise to abort; nothing is written then.
+
+        Args:
+            path: The file to edit.
+            change: Old text -> new text.
+            expect: The version the caller based the change on (see :meth:`write`).
         """
         with self.locked():
             old = self.read(path)
+            _check_expect(to_virtual(self.split(path)), expect, digest_text(old))
             new = change(old)
             return self.write(path, new, expect=digest_text(old))
 

@@ -12,9 +12,12 @@ import re
 from collections.abc import Callable
 
 from memdir.store import (
+    ANY_VERSION,
     ROOT,
+    AnyVersion,
     NotFoundError,
     Store,
+    digest_text,
     parse_file,
     render_file,
     slugify,
@@ -96,19 +99,24 @@ class MemoryCommands:
             view_range: Optional [start, end] line numbers of a file to show, 1-based and
                 inclusive; end -1 means to the end of the file. Ignored for folders.
         """
+        return self._view(path, view_range)[0]
+
+    def _view(self, path: str, view_range: list[int] | None) -> tuple[str, str | None]:
+        """What view shows, and the file's version (None for a folder)."""
         target = self.store.resolve(path)
         if self.store.kind(target.virtual) == "dir":
-            return render_listing(self.store, target)
+            return render_listing(self.store, target), None
         if not target.virtual.endswith(".md"):
             raise NotFoundError(f"{target.virtual} does not exist. View {ROOT} to see the store.")
         text = self.store.read(target.virtual)
+        version = digest_text(text)
         lines = split_lines(text)
         if view_range is None:
             if not lines:
-                return f"{target.virtual} is empty."
-            return number_capped(target.virtual, lines, 1)
+                return f"{target.virtual} is empty.", version
+            return number_capped(target.virtual, lines, 1), version
         start, end = _check_range(target.virtual, view_range, len(lines))
-        return number_capped(target.virtual, lines[start - 1 : end], start)
+        return number_capped(target.virtual, lines[start - 1 : end], start), version
 
     async def create(self, path: str, file_text: str) -> str:
         """Create a new memory file (folders on the way are created too).
@@ -154,6 +162,11 @@ class MemoryCommands:
             old_str: The exact text to replace; it must appear exactly once.
             new_str: The text to put in its place (may be empty).
         """
+        return await self._str_replace(path, old_str, new_str, ANY_VERSION)
+
+    async def _str_replace(
+        self, path: str, old_str: str, new_str: str, expect: str | AnyVersion
+    ) -> str:
         virtual = self.store.resolve(path, "file").virtual
         if old_str == "":
             raise ToolError("old_str is empty; give the exact text to replace.")
@@ -183,7 +196,7 @@ class MemoryCommands:
             result["first"] = text.count("\n", 0, starts[0]) + 1
             return new
 
-        self.store.edit(virtual, _keeping_crlf(change))
+        self.store.edit(virtual, _keeping_crlf(change), expect=expect)
         new_text = self.store.read(virtual)
         first = result["first"]
         last = first + new_str.count("\n")
@@ -201,6 +214,11 @@ class MemoryCommands:
             insert_line: The line after which to insert, from 0 to the file's line count.
             insert_text: The text to insert; it becomes one or more whole lines.
         """
+        return await self._insert(path, insert_line, insert_text, ANY_VERSION)
+
+    async def _insert(
+        self, path: str, insert_line: int, insert_text: str, expect: str | AnyVersion
+    ) -> str:
         virtual = self.store.resolve(path, "file").virtual
 
         def change(text: str) -> str:
@@ -217,7 +235,7 @@ class MemoryCommands:
             _check_edit(virtual, text, new)
             return new
 
-        self.store.edit(virtual, _keeping_crlf(change))
+        self.store.edit(virtual, _keeping_crlf(change), expect=expect)
         new_text = self.store.read(virtual)
         count = len(split_lines(insert_text) or [""])
         first = insert_line + 1
@@ -234,9 +252,12 @@ class MemoryCommands:
         Args:
             path: The file or folder to delete, e.g. /memories/old/notes.md.
         """
+        return await self._delete(path, ANY_VERSION)
+
+    async def _delete(self, path: str, expect: str | AnyVersion) -> str:
         target = self.store.resolve(path)
         is_dir = self.store.kind(target.virtual) == "dir"
-        count = self.store.delete(target.virtual)
+        count = self.store.delete(target.virtual, expect=expect)
         if is_dir:
             return f"Deleted the folder {target.virtual} and the {count} file(s) in it."
         return f"Deleted {target.virtual}."
@@ -375,9 +396,19 @@ def read_set(store: Store) -> ToolSet:
     return ToolSet("read", read_specs(store))
 
 
-def write_set(store: Store) -> ToolSet:
-    """The ``write`` set: the memory command set plus grep."""
+def write_set(store: Store, *, versions: bool = False) -> ToolSet:
+    """The ``write`` set: the memory command set plus grep.
+
+    Args:
+        store: The store the tools read and change.
+        versions: Report file versions and accept ``expected_version`` on edits
+            (see :mod:`memdir.tools._versioned`); off in the paper's harnesses.
+    """
     commands = MemoryCommands(store)
+    if versions:
+        from memdir.tools._versioned import VersionedCommands  # imports this module
+
+        commands = VersionedCommands(store)
     return ToolSet(
         "write",
         [
