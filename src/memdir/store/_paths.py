@@ -423,21 +423,10 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
     mode = 0o666 & ~_umask()
     if old is not None and stat.S_ISREG(old.st_mode):
         mode = old.st_mode & 0o777
-    tmp = _temp_name()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o600, dir_fd=dir_fd)
+    tmp = write_temp_at(dir_fd, data, mode)
     try:
-        os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-        os.close(fd)
-        fd = -1
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        if fd >= 0:
-            os.close(fd)
         _unlink_quietly(dir_fd, tmp)
         raise
     os.fsync(dir_fd)
