@@ -7,6 +7,7 @@ provider SDK is one plain line and exit 2 through the real command line.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from inspect_ai.model import ModelUsage
+from inspect_ai.model import GenerateConfig, ModelUsage
 from typer.testing import CliRunner
 
 from memdir.agents import (
@@ -178,3 +179,21 @@ def test_ingest_names_the_missing_key_before_touching_the_store(tmp_path: Path) 
                                       "--model", "openai-api/memdirnokey/m"])
     assert result.exit_code == 2 and "MEMDIRNOKEY_API_KEY" in result.output
     assert "chunk" not in result.output and not (tmp_path / "s").exists()
+
+
+async def test_no_uncounted_reasoning_summary_probe(fake: FakeOpenAI) -> None:
+    # inspect_ai probes an OpenAI reasoning model once with a billed request when no
+    # reasoning summary is configured; memdir's profile configures none explicitly.
+    llm = resolve_model("openai/gpt-5-mini", max_retries=0, timeout=BUDGET,
+                        base_url=fake.base_url, api_key="test-key")
+    config = role_config("search").generate_config("openai/gpt-5-mini")
+    assert config.reasoning_summary == "none"
+    with contextlib.suppress(Exception):  # the fake serves chat completions, not responses
+        await llm.generate("hi", config=config.merge(GenerateConfig(max_retries=0)))
+    assert fake.requests == 1
+    unset = resolve_model("openai/gpt-5-nano", max_retries=0, timeout=BUDGET,
+                          base_url=fake.base_url, api_key="test-key")
+    with contextlib.suppress(Exception):
+        await unset.generate("hi", config=config.model_copy(
+            update={"reasoning_summary": None, "max_retries": 0}))
+    assert fake.requests == 3  # the probe, then the call: what memdir's setting avoids

@@ -17,9 +17,10 @@ __all__ = ["RESULT_CHARS", "SCHEMA_VERSION", "CallRecord", "EpisodeRecord", "Too
 
 SCHEMA_VERSION: Final = 2
 """Version 2 added each tool call's result; version 1 records load with ``result`` None."""
-RESULT_CHARS: Final = 65_536
-"""Most characters of one tool result a record keeps (the tools cap their own output
-far below this; the limit only bounds a record against a runaway result)."""
+RESULT_CHARS: Final = 200_000
+"""Most characters of one tool result a record keeps: above the tools' own cap on what a
+model is shown (``MEMDIR_TOOL_OUTPUT_CHARS``, 160,000 by default), so a record holds the
+whole result the model saw; the limit only bounds a record where that cap was raised."""
 
 
 class ToolCallRecord(BaseModel):
