@@ -192,3 +192,19 @@ def test_cap_text_and_echo() -> None:
     assert echo("x" * 500, 20).endswith("... (500 characters)")
     with pytest.raises(ValueError):
         CallLimits(0, 10)
+
+
+async def test_a_write_waiting_for_the_lock_does_not_hold_up_reads(sample: Store) -> None:
+    tools = write_set(sample)
+    other = Store(sample.root)  # another holder of the lock, as another process would be
+    text = FRONT.format("zoe") + "# Zoe\n"
+    with anyio.fail_after(30):
+        with other.locked():
+            write = asyncio.create_task(
+                tools.call("create", {"path": "/memories/zoe.md", "file_text": text}))
+            await asyncio.sleep(0.3)
+            view = await tools.call("view", {"path": "/memories/people/maya.md"})
+            assert not view.is_error and not write.done()
+        created = await write
+    assert not created.is_error, created.content
+    assert (sample.root / "zoe.md").read_text() == text
