@@ -142,8 +142,6 @@ def test_http_write_set(http_url: str) -> None:
                WRITE_CALLS)
 
 
-@pytest.mark.xfail(strict=True, reason="a 401 still sends OAuth-aware clients into an OAuth "
-                   "flow they cannot finish (issue 12 item 3)")
 def test_http_without_the_token_fails_with_a_message(http_url: str) -> None:
     refused = _inspect(["--transport", "http", "--server-url", http_url],
                        "--method", "tools/list")

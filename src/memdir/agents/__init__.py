@@ -20,7 +20,13 @@ from memdir.agents._ask import (
 from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
 from memdir.agents._calls import CallFailed, call_model, describe_error
 from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
-from memdir.agents._ingest import ChunkOutcome, IngestError, IngestResult, ingest
+from memdir.agents._ingest import (
+    ChunkOutcome,
+    IngestError,
+    IngestResult,
+    ingest,
+    recover_ingest,
+)
 from memdir.agents._loop import FINAL_REQUEST, AgentError, AgentRun, run_agent, tool_infos
 from memdir.agents._models import OFFLINE_MODEL, ModelSetupError, resolve_model
 from memdir.agents._offline import BASELINE_LABEL
@@ -90,6 +96,7 @@ __all__ = [
     "profile",
     "prompt_fields",
     "prompt_names",
+    "recover_ingest",
     "render_cited",
     "resolve_citations",
     "resolve_model",

@@ -4,10 +4,19 @@ Each chunk is all-or-nothing: the store's files are snapshotted before the
 chunk begins, and if the chunk fails (a model error that survived inspect_ai's
 retries, a cancellation) the store is restored byte for byte and the error is
 raised with the chunks that did complete. ``skip_chunks`` resumes a run.
+
+The snapshot is also kept on disk while the chunk runs (a journal in the store's
+hidden ``.memdir`` folder, written atomically, removed when the chunk is done),
+so a process killed mid-chunk (SIGKILL, a power cut) is repaired too: the next
+``ingest`` of the store, or :func:`recover_ingest`, puts the files back as they
+were before that chunk, as a build folder is reset to its last snapshot.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +28,7 @@ from memdir.agents._prices import PriceTable
 from memdir.agents._prompts import load_prompt
 from memdir.agents._records import EpisodeRecord
 from memdir.agents._roles import RoleConfig, role_config
-from memdir.agents._snapshot import restore, snapshot
+from memdir.agents._snapshot import StoreSnapshot, restore, snapshot
 from memdir.agents._usage import Usage
 from memdir.conversation import (
     Chunk,
@@ -28,10 +37,14 @@ from memdir.conversation import (
     chunk_conversation,
     load_conversation,
 )
-from memdir.store import Store
+from memdir.store import Store, atomic_write
 from memdir.tools import make_toolset
 
-__all__ = ["ChunkOutcome", "IngestError", "IngestResult", "ingest"]
+__all__ = ["ChunkOutcome", "IngestError", "IngestResult", "ingest", "recover_ingest"]
+
+_STATE = ".memdir"
+"""The store's hidden state folder, which snapshots neither take nor restore."""
+_JOURNAL = "ingest-chunk.json"
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,8 @@ class IngestResult:
 
     chunks: list[ChunkOutcome] = field(default_factory=list)
     total_chunks: int = 0
+    recovered_chunk: int | None = None
+    """The chunk an earlier, killed run was in, undone before this run began."""
 
     @property
     def usage(self) -> Usage:
@@ -104,7 +119,8 @@ async def ingest(
 
     Raises:
         IngestError: A chunk failed; the store was restored to its state before it.
-        ValueError: The source cannot be read.
+        ValueError: The source cannot be read, or an earlier run's journal is
+            unreadable (see :func:`recover_ingest`).
     """
     if isinstance(source, Conversation):
         conversation = source if locator is None else source.with_locators(locator)
@@ -117,15 +133,16 @@ async def ingest(
     system = load_prompt(role.prompt)
     prices = prices or PriceTable.load()
     chunks = chunk_conversation(conversation, chunk_tokens)
-    result = IngestResult(total_chunks=len(chunks))
+    result = IngestResult(total_chunks=len(chunks), recovered_chunk=recover_ingest(store))
     for chunk in chunks[skip_chunks:]:
         user = load_prompt("turn-chunk", label=chunk.label, chunk=chunk.text).text
         tools = make_toolset(role.toolset, store) if role.toolset else None
-        before = snapshot(store)
+        before = _begin_chunk(store, chunk)
         try:
             run = await run_agent(model, role, system, user, tools)
         except BaseException as exc:
             restore(store, before)
+            _end_chunk(store)
             if not isinstance(exc, Exception):
                 raise
             raise IngestError(
@@ -136,6 +153,7 @@ async def ingest(
                 result,
                 chunk,
             ) from exc
+        _end_chunk(store)
         outcome = ChunkOutcome(
             chunk.index, chunk.label, run.text, run.record,
             prices.cost(run.record.model, run.record.usage),
@@ -144,3 +162,68 @@ async def ingest(
         if on_chunk is not None:
             on_chunk(outcome)
     return result
+
+
+def _journal(store: Store) -> Path:
+    return store.root / _STATE / _JOURNAL
+
+
+def _begin_chunk(store: Store, chunk: Chunk) -> StoreSnapshot:
+    """Snapshot the store, in memory and in the journal, before ``chunk`` touches it."""
+    before = snapshot(store)
+    record = {
+        "version": 1,
+        "chunk": chunk.index,
+        "label": chunk.label,
+        "folders": sorted(before.folders),
+        "files": {rel: base64.b64encode(data).decode("ascii")
+                  for rel, data in before.files.items()},
+    }
+    atomic_write(_journal(store), json.dumps(record).encode("utf-8"))
+    return before
+
+
+def _end_chunk(store: Store) -> None:
+    """The chunk is done (or undone): drop its journal, durably."""
+    path = _journal(store)
+    path.unlink(missing_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def recover_ingest(store: Store) -> int | None:
+    """Undo the chunk an ingest of ``store`` was running when its process died.
+
+    The store's files are put back exactly as they were before that chunk
+    began (files it created removed, files it changed or deleted rewritten).
+    :func:`ingest` calls this first, so resuming a killed run repairs it.
+
+    Returns:
+        The index of the chunk undone, or None if no chunk was left unfinished.
+
+    Raises:
+        ValueError: The journal cannot be read; the message says how to proceed.
+    """
+    path = _journal(store)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        record = json.loads(raw)
+        index = int(record["chunk"])
+        folders = frozenset(str(f) for f in record["folders"])
+        files = {str(rel): base64.b64decode(data, validate=True)
+                 for rel, data in record["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(
+            f"{path} (the snapshot of an ingest chunk that never finished) cannot be read "
+            f"({exc}); delete it to keep the store as it is, or restore the store from a "
+            "backup"
+        ) from None
+    restore(store, StoreSnapshot(store.root, files, folders))
+    _end_chunk(store)
+    return index

@@ -145,7 +145,7 @@ async def _refuse(send: Send, problem: str) -> None:
     message = (
         f"memdir serve refused the request: the bearer token is {problem}. Send the header "
         "'Authorization: Bearer <token>' with the token the server was started with "
-        "(MEMDIR_MCP_TOKEN or --token). This server does not offer OAuth."
+        "(MEMDIR_MCP_TOKEN or --token); there is no sign-in flow to follow."
     )
     await _reply(send, 403, {"jsonrpc": "2.0", "id": None,
                              "error": {"code": -32001, "message": message}})

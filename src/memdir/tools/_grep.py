@@ -26,12 +26,14 @@ from memdir.tools._limits import CallTimeoutError, echo, remaining
 from memdir.tools._literals import fold, required_literals
 from memdir.tools._spec import ToolError, ToolFunction
 
-__all__ = ["GrepHit", "grep_store", "grep_tool"]
+__all__ = ["MAX_PATTERN_CHARS", "GrepHit", "grep_store", "grep_tool"]
 
 MAX_LINE_CHARS = 200
 """Longest line text a hit shows; longer lines are trimmed around the match."""
 MAX_RESULTS_CAP = 1000
 """Largest ``max_results`` accepted."""
+MAX_PATTERN_CHARS = 4000
+"""Longest pattern accepted (compiling a huge one alone could take seconds)."""
 _UNSAFE = ("(?=", "(?!", "(?<", "\\A", "\\Z", "(?>", "*+", "++", "?+", "}+", "(?-")
 
 
@@ -267,6 +269,11 @@ def grep_tool(store: Store) -> ToolFunction:
             raise ToolError(f"max_results must be between 1 and {MAX_RESULTS_CAP}.")
         if pattern == "":
             raise ToolError("The pattern is empty; give a word or regular expression.")
+        if len(pattern) > MAX_PATTERN_CHARS:
+            raise ToolError(
+                f"The pattern {echo(pattern)} is longer than the {MAX_PATTERN_CHARS:,} "
+                "characters grep accepts. Search for a distinctive part of it."
+            )
         search = _bounded(_compile(pattern, ignore_case))
         shown: list[str] = []
         total = 0
