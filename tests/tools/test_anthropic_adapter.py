@@ -1,4 +1,9 @@
-"""The Anthropic memory tool adapter, on tool_use blocks of the documented shape."""
+"""The Anthropic memory tool adapter, on tool_use blocks of the documented shape.
+
+Most tests here run the memdir profile (memdir's own contract behind the memory
+tool); the anthropic profile, the default, is compared with the SDK's reference
+implementation in test_anthropic_differential.py.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ def block(command: str, use_id: str = "toolu_01", **fields: Any) -> dict[str, An
 
 @pytest.fixture
 def adapter(store: Store) -> MemoryToolAdapter:
-    return MemoryToolAdapter(store)
+    return MemoryToolAdapter(store, profile="memdir")
 
 
 async def run(adapter: MemoryToolAdapter, blk: dict[str, Any], *, error: bool = False) -> str:
@@ -42,6 +47,16 @@ async def run(adapter: MemoryToolAdapter, blk: dict[str, Any], *, error: bool = 
 def test_declaration() -> None:
     assert MEMORY_TOOL == {"type": "memory_20250818", "name": "memory"}
     assert MemoryToolAdapter.declaration == MEMORY_TOOL
+
+
+def test_the_anthropic_profile_is_the_default(store: Store) -> None:
+    adapter = MemoryToolAdapter(store)
+    assert adapter.profile == "anthropic"
+    result = adapter.handle_sync(
+        block("create", path="/memories/progress.md", file_text="# Todo\n")
+    )
+    assert result["content"] == "File created successfully at: /memories/progress.md"
+    assert store.read("/memories/progress.md") == "# Todo\n"
 
 
 async def test_every_command_round_trip(adapter: MemoryToolAdapter, store: Store) -> None:

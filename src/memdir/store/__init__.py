@@ -28,6 +28,7 @@ from memdir.store._frontmatter import (
 from memdir.store._lint import Finding, check_xref, fix_store, lint_store
 from memdir.store._markdown import Heading, Section, XRef, find_section, headings, sections, xrefs
 from memdir.store._paths import (
+    ANY_NAME,
     MARKDOWN,
     ROOT,
     NamePolicy,
@@ -47,6 +48,7 @@ from memdir.store._store import (
 from memdir.store._tree import Node, NodeKind
 
 __all__ = [
+    "ANY_NAME",
     "ANY_VERSION",
     "DEFAULT_MAX_FILE_BYTES",
     "DESCRIPTION_MAX_CHARS",

@@ -37,6 +37,7 @@ from memdir.store._errors import (
 )
 
 __all__ = [
+    "ANY_NAME",
     "MARKDOWN",
     "ROOT",
     "NamePolicy",
@@ -91,6 +92,9 @@ class NamePolicy:
 
 MARKDOWN: Final = NamePolicy()
 """memdir's own policy: only ``.md`` files live in a store."""
+
+ANY_NAME: Final = NamePolicy(suffixes=None, label="file")
+"""Any file name (the Anthropic memory tool profile: ``notes.xml``, ``progress``)."""
 
 
 @dataclass(frozen=True, slots=True)

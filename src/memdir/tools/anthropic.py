@@ -10,20 +10,25 @@ Declare :data:`MEMORY_TOOL` in a Messages API request (it is the
         if block.type == "tool_use" and block.name == "memory":
             results.append(adapter.handle_sync(block))
 
-Every command runs through ``MemoryCommands`` (``memdir.tools._memory``), the code
-the memdir tool sets and the MCP server use. This module works on plain dicts
-and never imports the Anthropic SDK.
+Two profiles decide how the commands behave. ``"anthropic"`` (the default) is
+the behaviour Claude was trained on, that of the Anthropic SDK's reference
+implementation: any file name, no frontmatter needed, the reference's result
+texts; see :class:`~memdir.tools.AnthropicMemoryCommands`. ``"memdir"`` runs
+memdir's own contract (``.md`` files with frontmatter) through
+``MemoryCommands``, the code the native tool sets use. This module works on
+plain dicts and never imports the Anthropic SDK.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Annotated, Any, Final, Literal, assert_never
+from typing import Annotated, Any, Final, Literal, Protocol, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from memdir.store import Store, StoreError
+from memdir.tools._anthropic_profile import AnthropicMemoryCommands
 from memdir.tools._memory import MemoryCommands
 from memdir.tools._spec import ToolError
 
@@ -34,6 +39,7 @@ __all__ = [
     "InsertCommand",
     "MemoryCommand",
     "MemoryToolAdapter",
+    "Profile",
     "RenameCommand",
     "StrReplaceCommand",
     "ViewCommand",
@@ -42,6 +48,9 @@ __all__ = [
 
 MEMORY_TOOL: Final[dict[str, str]] = {"type": "memory_20250818", "name": "memory"}
 """The tool declaration to put in a request's ``tools`` list."""
+
+Profile = Literal["anthropic", "memdir"]
+"""How memory commands behave: as Anthropic's reference tool, or by memdir's own contract."""
 
 
 class _Command(BaseModel):
@@ -104,11 +113,26 @@ MemoryCommand = Annotated[
 """One memory tool call's ``input``, told apart by its ``command``."""
 
 _COMMAND: Final = TypeAdapter[MemoryCommand](MemoryCommand)
-_NAMES: Final = ("view", "create", "str_replace", "insert", "delete", "rename")
+_BY_NAME: Final[dict[str, type[_Command]]] = {
+    "view": ViewCommand,
+    "create": CreateCommand,
+    "str_replace": StrReplaceCommand,
+    "insert": InsertCommand,
+    "delete": DeleteCommand,
+    "rename": RenameCommand,
+}
+_NAMES: Final = tuple(_BY_NAME)
 
 
-def parse_command(data: Any) -> MemoryCommand:
+
+
+def parse_command(data: Any, *, ignore_unknown: bool = False) -> MemoryCommand:
     """Read a tool_use ``input`` as a memory command.
+
+    Args:
+        data: The block's ``input``.
+        ignore_unknown: Drop keys that are not parameters of the command (as the
+            reference tool does) instead of refusing them.
 
     Raises:
         ToolError: The input is not a valid memory command; the message says why.
@@ -120,6 +144,8 @@ def parse_command(data: Any) -> MemoryCommand:
         raise ToolError(
             f"Unknown memory command {command!r}; use one of: {', '.join(_NAMES)}."
         )
+    if ignore_unknown:
+        data = {key: value for key, value in data.items() if key in _BY_NAME[command].model_fields}
     try:
         return _COMMAND.validate_python(dict(data))
     except ValidationError as exc:
@@ -135,17 +161,31 @@ def parse_command(data: Any) -> MemoryCommand:
         raise ToolError(f"Invalid {command} command: {'; '.join(problems)}.") from None
 
 
+class _Commands(Protocol):
+    async def view(self, path: str, view_range: list[int] | None = None) -> str: ...
+    async def create(self, path: str, file_text: str) -> str: ...
+    async def str_replace(self, path: str, old_str: str, new_str: str) -> str: ...
+    async def insert(self, path: str, insert_line: int, insert_text: str) -> str: ...
+    async def delete(self, path: str) -> str: ...
+    async def rename(self, old_path: str, new_path: str) -> str: ...
+
+
 class MemoryToolAdapter:
     """Serve Anthropic memory tool calls from a memdir store.
 
     Args:
         store: The store that holds the memory files (seen by Claude as ``/memories``).
+        profile: ``"anthropic"`` (default) behaves as the SDK's reference tool;
+            ``"memdir"`` applies memdir's contract of ``.md`` files with frontmatter.
     """
 
     declaration: Final[dict[str, str]] = MEMORY_TOOL
 
-    def __init__(self, store: Store) -> None:
-        self.commands = MemoryCommands(store)
+    def __init__(self, store: Store, *, profile: Profile = "anthropic") -> None:
+        self.profile: Profile = profile
+        self.commands: _Commands = (
+            AnthropicMemoryCommands(store) if profile == "anthropic" else MemoryCommands(store)
+        )
 
     async def execute(self, command: MemoryCommand) -> str:
         """Run one parsed command and return its text; mistakes raise ToolError/StoreError."""
@@ -176,7 +216,9 @@ class MemoryToolAdapter:
 
         Returns:
             ``{"type": "tool_result", "tool_use_id": ..., "content": ..., "is_error": ...}``;
-            a mistake Claude can correct comes back as content with ``is_error`` set.
+            a mistake Claude can correct comes back as content with ``is_error`` set
+            (under the anthropic profile the bare message, as the SDK's tool runner
+            sends it; under the memdir profile prefixed with ``Error:``).
 
         Raises:
             ValueError: The block is not a tool_use block of the memory tool (a routing
@@ -188,11 +230,13 @@ class MemoryToolAdapter:
             raise ValueError("expected a tool_use block with an 'id'")
         if block.get("name") != MEMORY_TOOL["name"]:
             raise ValueError(f"this block calls the tool {block.get('name')!r}, not 'memory'")
+        reference = self.profile == "anthropic"
         try:
-            content = await self.execute(parse_command(block.get("input")))
+            command = parse_command(block.get("input"), ignore_unknown=reference)
+            content = await self.execute(command)
             is_error = False
         except (ToolError, StoreError) as exc:
-            content, is_error = f"Error: {exc}", True
+            content, is_error = (str(exc) if reference else f"Error: {exc}"), True
         return {
             "type": "tool_result",
             "tool_use_id": block["id"],
