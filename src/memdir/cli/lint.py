@@ -18,7 +18,8 @@ def _show(findings: list[Finding]) -> None:
     for f in findings:
         where = f"{f.path}:{f.line}" if f.line else f.path
         tag = " [green](fixable: --fix)[/]" if f.fixable else ""
-        console.print(f"[bold]{escape(where)}[/]: [red]{f.code}[/]: {escape(f.message)}{tag}")
+        code = f"[yellow]{f.code} (warning)[/]" if f.severity == "warning" else f"[red]{f.code}[/]"
+        console.print(f"[bold]{escape(where)}[/]: {code}: {escape(f.message)}{tag}")
 
 
 def lint(
@@ -47,7 +48,10 @@ def lint(
     With --fix, the defects that need no judgement are repaired in place and
     reported as fixed; what remains is listed as usual.
 
-    Exit status: 0 clean, 1 defects remain, 2 no such store.
+    A markdown file without any header (as Claude's memory tool writes them)
+    is a warning: it is listed and searched, and --fix adds the header.
+
+    Exit status: 0 clean or only warnings, 1 defects remain, 2 no such store.
 
     For example:
 
@@ -58,10 +62,11 @@ def lint(
     store = open_store(store_path)
     fixed = fix_store(store) if fix else []
     findings = lint_store(store, skills=skills)
+    errors = [f for f in findings if f.severity == "error"]
     if as_json:
         payload = {
             "store": str(store.root),
-            "clean": not findings,
+            "clean": not errors,
             "fixed": [f.to_dict() for f in fixed],
             "findings": [f.to_dict() for f in findings],
         }
@@ -71,11 +76,13 @@ def lint(
             console.print(f"[green]fixed[/] {escape(f.path)}: {f.code}")
         _show(findings)
         files = len(store.files())
-        if findings:
-            console.print(f"[bold red]{len(findings)} defect(s)[/] in {files} file(s).")
+        warned = len(findings) - len(errors)
+        warnings = f", {warned} warning(s)" if warned else ""
+        if errors:
+            console.print(f"[bold red]{len(errors)} defect(s)[/]{warnings} in {files} file(s).")
         else:
-            console.print(f"[bold green]clean[/]: {files} file(s), no defects.")
-    if findings:
+            console.print(f"[bold green]clean[/]: {files} file(s), no defects{warnings}.")
+    if errors:
         raise typer.Exit(int(ExitCode.FINDINGS))
 
 

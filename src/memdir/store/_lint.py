@@ -4,11 +4,16 @@ Checks: frontmatter present and valid YAML; ``name`` a kebab-case slug equal to
 the file stem; ``description`` present and one short line; ``metadata`` a map
 (and, for skill libraries, the skill schema); cross-references that resolve to a
 file and, when they name one, a section; no non-markdown files.
+
+A markdown file without any header is a warning, not an error: files written
+through the Anthropic memory tool profile have none, and ``fix_store`` adds one
+derived from the file.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 from memdir.store._document import Document, load_document, parse_document
 from memdir.store._errors import StoreError
@@ -16,6 +21,7 @@ from memdir.store._frontmatter import (
     SLUG,
     Frontmatter,
     render_file,
+    slugify,
     validate_skill_metadata,
 )
 from memdir.store._markdown import XRef, find_section
@@ -33,6 +39,7 @@ class Finding:
     message: str
     line: int | None = None
     fixable: bool = False
+    severity: Literal["error", "warning"] = "error"
 
     def to_dict(self) -> dict[str, object]:
         """A plain mapping for JSON output."""
@@ -40,7 +47,8 @@ class Finding:
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.code}: {self.message}"
+        tag = " (warning)" if self.severity == "warning" else ""
+        return f"{where}: {self.code}{tag}: {self.message}"
 
 
 def check_xref(store: Store, ref: XRef, cache: dict[str, Document] | None = None) -> str | None:
@@ -83,7 +91,7 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
         cache[path] = doc
     for path, doc in cache.items():
         for d in doc.defects:
-            findings.append(Finding(path, d.code, d.message, d.line, d.fixable))
+            findings.append(_finding(path, d.code, d.message, d.line, d.fixable))
         if skills and doc.frontmatter is not None:
             for d in validate_skill_metadata(doc.frontmatter):
                 findings.append(Finding(path, d.code, d.message, d.line, d.fixable))
@@ -95,14 +103,36 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
                 )
     for host in store.stray_files():
         rel = host.relative_to(store.root).as_posix()
+        stem = host.name.rsplit(".", 1)[0] if "." in host.name.lstrip(".") else host.name
         findings.append(
             Finding(
                 f"/memories/{rel}",
                 "not-markdown",
-                "Only .md files belong in a store; move this file out or convert it to markdown.",
+                "Only .md files belong in a store (memdir's search skips this one); rename it "
+                f"to {slugify(stem)}.md with memdir's rename tool, or move it out.",
             )
         )
     return sorted(findings, key=lambda f: (f.path, f.line or 0, f.code))
+
+
+def _finding(path: str, code: str, message: str, line: int | None, fixable: bool) -> Finding:
+    if code != "missing-frontmatter":
+        return Finding(path, code, message, line, fixable)
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    if SLUG.match(stem):
+        message = (
+            "No frontmatter: memdir lists the file without a description and cannot check "
+            f"its name. `memdir lint --fix` adds a header (name: {stem}, the first line as "
+            "description)."
+        )
+        return Finding(path, code, message, line, True, "warning")
+    folder = path.rsplit("/", 1)[0]
+    message = (
+        f"No frontmatter, and {stem!r} cannot be a header name (lowercase words joined by "
+        f"hyphens). Rename the file to {folder}/{slugify(stem)}.md, then `memdir lint "
+        "--fix` adds a header."
+    )
+    return Finding(path, code, message, line, False, "warning")
 
 
 def fix_store(store: Store) -> list[Finding]:

@@ -35,6 +35,7 @@ from memdir.store._errors import (
 )
 from memdir.store._frontmatter import description_of
 from memdir.store._paths import (
+    ANY_NAME,
     MARKDOWN,
     ROOT,
     Kind,
@@ -444,7 +445,7 @@ class Store:
                 new text is written before anything moves, so a failure, a full
                 disk included, leaves both names as they were).
         """
-        src = self.split(old_path)
+        src = split(old_path, "any", ANY_NAME)  # a stray file may be renamed into .md
         dst = self.split(new_path)
         src_v, dst_v = to_virtual(src), to_virtual(dst)
         if not src or not dst:
@@ -527,17 +528,24 @@ class Store:
         return [n.virtual for n in self.tree(under) if n.kind == "memory"]
 
     def walk(
-        self, under: str = ROOT, max_depth: int | None = None, *, describe: bool = True
+        self,
+        under: str = ROOT,
+        max_depth: int | None = None,
+        *,
+        describe: bool = True,
+        markdown_only: bool = True,
     ) -> list[Entry]:
         """Folders and markdown files below ``under`` in tree order (folders first).
 
-        Hidden entries and non-markdown files are skipped; ``lint`` reports the latter.
+        Hidden entries are skipped, and so are other files unless ``markdown_only``
+        is False (``lint`` reports them).
 
         Args:
             under: The folder to list.
             max_depth: List this many levels below ``under`` (None: everything).
             describe: Read each file's description (set False when only paths and
                 sizes are needed; it saves opening every file).
+            markdown_only: Leave out regular files that are not memory files.
         """
         entries: list[Entry] = []
         for node in self.tree(under, max_depth):
@@ -546,6 +554,8 @@ class Store:
             elif node.kind == "memory":
                 desc = self._described(node) if describe else None
                 entries.append(Entry(node.virtual, False, node.depth, node.size, desc))
+            elif node.kind == "other" and not markdown_only and not node.name.startswith("."):
+                entries.append(Entry(node.virtual, False, node.depth, node.size))
         return entries
 
     def description(self, path: str) -> str | None:

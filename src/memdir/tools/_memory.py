@@ -12,17 +12,27 @@ import re
 from collections.abc import Callable
 
 from memdir.store import (
+    ANY_NAME,
     ROOT,
     NotFoundError,
+    PathError,
     Store,
+    StorePath,
     parse_file,
     render_file,
+    resolve,
     slugify,
 )
 from memdir.tools._grep import grep_tool
 from memdir.tools._outline import section_read_tool, toc_tool
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_spec
-from memdir.tools._view import number_capped, number_lines, render_listing, split_lines
+from memdir.tools._view import (
+    markdown_name,
+    number_capped,
+    number_lines,
+    render_listing,
+    split_lines,
+)
 
 __all__ = ["MemoryCommands", "folder_set", "read_set", "read_specs", "write_set"]
 
@@ -41,7 +51,16 @@ def _header_problems(text: str, stem: str) -> list[tuple[str, str]]:
 
 
 def _check_new_file(path: str, text: str) -> None:
-    problems = _header_problems(text, _stem(path))
+    stem = _stem(path)
+    if not _SLUG.match(stem):
+        # No header can make this name valid, so the hint names a file name that works.
+        better = f"{path.rsplit('/', 1)[0]}/{slugify(stem)}.md"
+        raise ToolError(
+            f"{path} was not created: {stem!r} cannot be a memory file name (lowercase "
+            f"letters, digits and single hyphens). Create {better} instead, starting with:\n"
+            + _HEADER_EXAMPLE.format(stem=slugify(stem))
+        )
+    problems = _header_problems(text, stem)
     if problems:
         listed = "\n".join(f"- {message}" for _, message in problems)
         raise ToolError(
@@ -96,7 +115,7 @@ class MemoryCommands:
             view_range: Optional [start, end] line numbers of a file to show, 1-based and
                 inclusive; end -1 means to the end of the file. Ignored for folders.
         """
-        target = self.store.resolve(path)
+        target = self._viewable(path)
         if self.store.kind(target.virtual) == "dir":
             return render_listing(self.store, target)
         if not target.virtual.endswith(".md"):
@@ -109,6 +128,22 @@ class MemoryCommands:
             return number_capped(target.virtual, lines, 1)
         start, end = _check_range(target.virtual, view_range, len(lines))
         return number_capped(target.virtual, lines[start - 1 : end], start)
+
+    def _viewable(self, path: str) -> StorePath:
+        """Resolve a path to view; an existing non-markdown file gets a hint that works."""
+        try:
+            return self.store.resolve(path)
+        except PathError:
+            target = resolve(self.store.root, path, "any", ANY_NAME)
+            if not target.host.is_file():
+                raise
+        name = target.virtual.rsplit("/", 1)[-1]
+        folder = target.virtual.rsplit("/", 1)[0]
+        raise ToolError(
+            f"{target.virtual} is not a markdown file, so memdir's tools do not read it. "
+            f"Bring it in with rename(old_path={target.virtual!r}, "
+            f"new_path={folder + '/' + markdown_name(name)!r}), then view it."
+        )
 
     async def create(self, path: str, file_text: str) -> str:
         """Create a new memory file (folders on the way are created too).
@@ -254,7 +289,7 @@ class MemoryCommands:
             old_path: The file or folder to move, e.g. /memories/notes/alice.md.
             new_path: Where it goes, e.g. /memories/people/alice.md (a file keeps .md).
         """
-        src = self.store.resolve(old_path)
+        src = resolve(self.store.root, old_path, "any", ANY_NAME)  # a stray file may become .md
         dst = self.store.resolve(new_path)
         stem = _stem(dst.virtual)
         if dst.virtual.endswith(".md") and not _SLUG.match(stem):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdir.store import ROOT, Entry, Store, StorePath
+from memdir.store import ROOT, Entry, Store, StorePath, slugify
 
 __all__ = [
     "MAX_LINE_VIEW_CHARS",
@@ -10,6 +10,7 @@ __all__ = [
     "MAX_VIEW_CHARS",
     "MAX_VIEW_LINES",
     "number_capped",
+    "markdown_name",
     "number_lines",
     "render_listing",
     "split_lines",
@@ -81,7 +82,7 @@ def render_listing(store: Store, folder: StorePath) -> str:
     Small trees are shown whole; a tree with more than :data:`MAX_LISTING_ENTRIES`
     entries is shown two levels deep, each deeper folder with its file count.
     """
-    everything = store.walk(folder.virtual, describe=False)
+    everything = store.walk(folder.virtual, describe=False, markdown_only=False)
     if not everything:
         if folder.is_root:
             return (
@@ -102,13 +103,13 @@ def render_listing(store: Store, folder: StorePath) -> str:
                 counts[key] = counts.get(key, 0) + 1
     head = f"{folder.virtual}: {total} file(s) in {folders} folder(s) (size, description)"
     if counts:
-        entries = store.walk(folder.virtual, max_depth=2)
+        entries = store.walk(folder.virtual, max_depth=2, markdown_only=False)
         head += (
             ". Showing two levels; view a subfolder to see inside the folders marked with "
             "a file count:"
         )
     else:
-        entries = store.walk(folder.virtual)
+        entries = store.walk(folder.virtual, markdown_only=False)
         head += ":"
     lines = [head]
     limit = MAX_LISTING_ENTRIES * 2
@@ -128,5 +129,16 @@ def _entry_line(entry: Entry, counts: dict[str, int]) -> str:
         hidden = counts.get(entry.path)
         more = f" ({hidden} files inside, not shown)" if hidden else ""
         return f"{indent}{name}/{more}"
+    if not name.endswith(".md"):
+        return (
+            f"{indent}{name} ({_size(entry.size)}) - not markdown, so search skips it; "
+            f"rename it to {markdown_name(name)} to read and edit it here"
+        )
     desc = entry.description if entry.description else "(no description)"
     return f"{indent}{name} ({_size(entry.size)}) - {desc}"
+
+
+def markdown_name(name: str) -> str:
+    """The memdir file name a non-markdown file could take (``notes.xml`` -> ``notes.md``)."""
+    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+    return slugify(stem) + ".md"
