@@ -64,7 +64,7 @@ async def test_native_tools_edit_files_without_frontmatter(store: Store) -> None
     result = await tools.call("str_replace", {"path": "/memories/progress.md",
                                               "old_str": "- [x] read the brief",
                                               "new_str": "- [x] read the brief\n- [ ] plan"})
-    assert not result.is_error, result.text
+    assert not result.is_error, result.content
     assert store.read("/memories/progress.md").endswith("- [ ] plan\n")
 
 

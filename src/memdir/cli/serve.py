@@ -12,7 +12,14 @@ import typer
 from memdir.cli._common import StoreArg, err_console, fail, load_toolset, open_store
 from memdir.config import get_settings
 
-__all__ = ["Transport", "register", "serve"]
+__all__ = ["Profile", "Transport", "register", "serve"]
+
+
+class Profile(StrEnum):
+    """Whose memory-tool behaviour the tools follow."""
+
+    memdir = "memdir"
+    anthropic = "anthropic"
 
 
 class Transport(StrEnum):
@@ -29,6 +36,12 @@ def serve(
         typer.Option("--write", help="Offer the write set (view, create, str_replace, insert, "
                      "delete, rename, grep) instead of the read-only read set."),
     ] = False,
+    profile: Annotated[
+        Profile,
+        typer.Option("--profile", help="memdir (its own sets and contract) or anthropic (the "
+                     "memory commands as Anthropic's reference memory tool runs them: any file "
+                     "name, no frontmatter, its result texts)."),
+    ] = Profile.memdir,
     transport: Annotated[
         Transport, typer.Option("--transport", "-t", help="stdio (the client starts this "
                                 "process) or http (streamable HTTP at /mcp).")
@@ -55,10 +68,12 @@ def serve(
 
     By default the read set (view, grep, toc, section_read) is offered, so a
     client can search the store but not change it; --write offers the write
-    set instead. Each tool is declared with its schema and with hints saying
-    whether it only reads, or may overwrite or remove content. A tool error
-    is returned to the client as a tool result flagged isError, so the model
-    can correct itself.
+    set instead. With --profile anthropic the memory commands behave as
+    Anthropic's reference memory tool (view only, or all six with --write),
+    for clients that expect Claude's memory tool. Each tool is declared
+    with its schema and with hints saying whether it only reads, or may
+    overwrite or remove content. A tool error is returned to the client as a
+    tool result flagged isError, so the model can correct itself.
 
     Over stdio the client starts this command and talks on its standard input
     and output. Over http the server listens at http://HOST:PORT/mcp, bound to
@@ -74,6 +89,8 @@ def serve(
     For example:
 
         memdir serve ./memories
+
+        memdir serve ./memories --profile anthropic --write
 
         MEMDIR_MCP_TOKEN=s3cret memdir serve ./memories --write --transport http --port 8765
     """
@@ -102,7 +119,13 @@ def serve(
     if transport is Transport.stdio and token:
         err_console.print("[yellow]note:[/] --token applies to http only; over stdio the "
                           "client that starts the process is trusted.")
-    toolset = load_toolset("write" if write else "read", open_store(store_path))
+    store = open_store(store_path)
+    if profile is Profile.anthropic:
+        from memdir.tools.anthropic import anthropic_set
+
+        toolset = anthropic_set(store, read_only=not write)
+    else:
+        toolset = load_toolset("write" if write else "read", store)
     server = build_server(toolset)
     if transport is Transport.stdio:
         try:

@@ -9,7 +9,7 @@ from memdir.tools._spec import ToolSet
 
 __all__ = ["TOOLSET_NAMES", "ToolSetName", "make_toolset"]
 
-ToolSetName = Literal["write", "read", "bm25", "chunk", "shell", "folder"]
+ToolSetName = Literal["write", "read", "bm25", "chunk", "shell", "folder", "anthropic"]
 TOOLSET_NAMES: tuple[str, ...] = get_args(ToolSetName)
 
 
@@ -44,4 +44,8 @@ def make_toolset(name: str, store: Store) -> ToolSet:
         from memdir.tools._shell import shell_set
 
         return shell_set(store)
+    if name == "anthropic":
+        from memdir.tools.anthropic import anthropic_set
+
+        return anthropic_set(store)
     raise ValueError(f"unknown tool set {name!r}; choose one of {', '.join(TOOLSET_NAMES)}")

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from memdir.store import Store, StoreError
 from memdir.tools._anthropic_profile import AnthropicMemoryCommands
 from memdir.tools._memory import MemoryCommands
-from memdir.tools._spec import ToolError
+from memdir.tools._spec import ToolError, ToolSet, tool_spec
 
 __all__ = [
     "MEMORY_TOOL",
@@ -43,6 +43,7 @@ __all__ = [
     "RenameCommand",
     "StrReplaceCommand",
     "ViewCommand",
+    "anthropic_set",
     "parse_command",
 ]
 
@@ -247,3 +248,27 @@ class MemoryToolAdapter:
     def handle_sync(self, block: Mapping[str, Any] | object) -> dict[str, Any]:
         """:meth:`handle` for code without an event loop (it starts one per call)."""
         return asyncio.run(self.handle(block))
+
+
+def anthropic_set(store: Store, *, read_only: bool = False) -> ToolSet:
+    """The ``anthropic`` set: the six memory commands as function-calling or MCP tools.
+
+    They behave as the anthropic profile does (the reference tool's outcomes and
+    texts, any file name, no frontmatter needed), for clients that reach a store
+    through function calling or MCP rather than ``memory_20250818`` blocks.
+
+    Args:
+        store: The store the tools act on.
+        read_only: Offer only ``view``.
+    """
+    commands = AnthropicMemoryCommands(store)
+    specs = [tool_spec(commands.view, read_only=True)]
+    if not read_only:
+        specs += [
+            tool_spec(commands.create, read_only=False),
+            tool_spec(commands.str_replace, read_only=False, destructive=True),
+            tool_spec(commands.insert, read_only=False),
+            tool_spec(commands.delete, read_only=False, destructive=True),
+            tool_spec(commands.rename, read_only=False),
+        ]
+    return ToolSet("anthropic", specs)
