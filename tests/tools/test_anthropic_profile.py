@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memdir.store import PathError, Store, resolve
+from memdir.store import ANY_NAME, PathError, Store, resolve
 from memdir.tools import ToolError
 from memdir.tools._anthropic_profile import AnthropicMemoryCommands
 
@@ -38,21 +38,21 @@ def test_every_path_is_refused_or_lands_inside_the_root(tmp_path_factory: pytest
     assert not any(part.startswith(".") for part in target.host.relative_to(root).parts)
 
 
-def test_the_name_policy_lifts_only_the_markdown_rule(tmp_path: Path) -> None:
+def test_the_any_name_policy_lifts_only_the_markdown_rule(tmp_path: Path) -> None:
     root = tmp_path / "memories"
     root.mkdir()
-    assert resolve(root, "/memories/notes.xml", names="any").host == root / "notes.xml"
-    assert resolve(root, "/memories/scratch", "file", names="any").virtual == "/memories/scratch"
+    assert resolve(root, "/memories/notes.xml", "any", ANY_NAME).host == root / "notes.xml"
+    assert resolve(root, "/memories/scratch", "any", ANY_NAME).virtual == "/memories/scratch"
     with pytest.raises(PathError, match="not a markdown file"):
         resolve(root, "/memories/notes.xml")
     for bad in ["/memories/../x", "/memories/.memdir/lock", "/etc/passwd", "/memories/a\x00"]:
         with pytest.raises(PathError):
-            resolve(root, bad, names="any")
+            resolve(root, bad, "any", ANY_NAME)
     with pytest.raises(PathError, match="root folder"):
-        resolve(root, "/memories", "file", names="any")
+        resolve(root, "/memories", "file", ANY_NAME)
     (root / "out").symlink_to(tmp_path)
     with pytest.raises(PathError, match="symbolic link"):
-        resolve(root, "/memories/out/x.txt", names="any")
+        resolve(root, "/memories/out/x.txt", "any", ANY_NAME)
 
 
 async def test_a_link_is_never_read_written_or_followed(tmp_path: Path) -> None:
