@@ -21,7 +21,7 @@ from memdir.store import (
 )
 from memdir.tools._grep import grep_tool
 from memdir.tools._outline import section_read_tool, toc_tool
-from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_spec
+from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 from memdir.tools._view import number_capped, number_lines, render_listing, split_lines
 
 __all__ = ["MemoryCommands", "folder_set", "read_set", "read_specs", "write_set"]
@@ -80,6 +80,7 @@ class MemoryCommands:
     def __init__(self, store: Store) -> None:
         self.store = store
 
+    @tool_flags(read_only=True)
     async def view(self, path: str, view_range: list[int] | None = None) -> str:
         """Show a memory file with numbered lines, or list a folder.
 
@@ -110,6 +111,7 @@ class MemoryCommands:
         start, end = _check_range(target.virtual, view_range, len(lines))
         return number_capped(target.virtual, lines[start - 1 : end], start)
 
+    @tool_flags(read_only=False)
     async def create(self, path: str, file_text: str) -> str:
         """Create a new memory file (folders on the way are created too).
 
@@ -140,6 +142,7 @@ class MemoryCommands:
         count = len(split_lines(file_text))
         return f"Created {target.virtual} ({count} lines)."
 
+    @tool_flags(read_only=False, destructive=True)
     async def str_replace(self, path: str, old_str: str, new_str: str) -> str:
         """Replace one exact passage of a memory file with new text.
 
@@ -189,6 +192,7 @@ class MemoryCommands:
         last = first + new_str.count("\n")
         return f"Edited {virtual}. The changed lines now read:\n" + _snippet(new_text, first, last)
 
+    @tool_flags(read_only=False)
     async def insert(self, path: str, insert_line: int, insert_text: str) -> str:
         """Insert text into a memory file after a given line.
 
@@ -225,6 +229,7 @@ class MemoryCommands:
             new_text, first, first + count - 1
         )
 
+    @tool_flags(read_only=False, destructive=True)
     async def delete(self, path: str) -> str:
         """Delete a memory file, or a folder with everything inside it.
 
@@ -241,6 +246,7 @@ class MemoryCommands:
             return f"Deleted the folder {target.virtual} and the {count} file(s) in it."
         return f"Deleted {target.virtual}."
 
+    @tool_flags(read_only=False)
     async def rename(self, old_path: str, new_path: str) -> str:
         """Move or rename a memory file or folder.
 
@@ -269,6 +275,7 @@ class MemoryCommands:
                           transform=(lambda text: _set_name(text, stem)) if renamed else None)
         return f"Moved {src.virtual} to {dst.virtual}."
 
+    @tool_flags(read_only=False)
     async def move(self, old_path: str, new_path: str) -> str:
         """Move a memory file or folder to another folder, never changing any content.
 
@@ -363,10 +370,10 @@ def read_specs(store: Store) -> list[ToolSpec]:
     """The read tools over ``store``: view, grep, toc and section_read."""
     commands = MemoryCommands(store)
     return [
-        tool_spec(commands.view, read_only=True),
-        tool_spec(grep_tool(store), read_only=True, name="grep"),
-        tool_spec(toc_tool(store), read_only=True, name="toc"),
-        tool_spec(section_read_tool(store), read_only=True, name="section_read"),
+        tool_spec(commands.view),
+        tool_spec(grep_tool(store), name="grep"),
+        tool_spec(toc_tool(store), name="toc"),
+        tool_spec(section_read_tool(store), name="section_read"),
     ]
 
 
@@ -381,13 +388,13 @@ def write_set(store: Store) -> ToolSet:
     return ToolSet(
         "write",
         [
-            tool_spec(commands.view, read_only=True),
-            tool_spec(commands.create, read_only=False),
-            tool_spec(commands.str_replace, read_only=False, destructive=True),
-            tool_spec(commands.insert, read_only=False),
-            tool_spec(commands.delete, read_only=False, destructive=True),
-            tool_spec(commands.rename, read_only=False),
-            tool_spec(grep_tool(store), read_only=True, name="grep"),
+            tool_spec(commands.view),
+            tool_spec(commands.create),
+            tool_spec(commands.str_replace),
+            tool_spec(commands.insert),
+            tool_spec(commands.delete),
+            tool_spec(commands.rename),
+            tool_spec(grep_tool(store), name="grep"),
         ],
     )
 
@@ -398,8 +405,8 @@ def folder_set(store: Store) -> ToolSet:
     return ToolSet(
         "folder",
         [
-            tool_spec(commands.view, read_only=True),
-            tool_spec(grep_tool(store), read_only=True, name="grep"),
-            tool_spec(commands.move, read_only=False, name="rename"),
+            tool_spec(commands.view),
+            tool_spec(grep_tool(store), name="grep"),
+            tool_spec(commands.move, name="rename"),
         ],
     )
