@@ -76,7 +76,7 @@ def test_verbatim_and_chunk_stores_of_real_conversations(
     result = _build(runner, "chunk", "realtalk", "#1", str(tmp_path / "chunks"))
     assert result.exit_code == 0, result.output
     assert "chunk store of Chat_1" in result.output
-    assert Store(tmp_path / "chunks").files()[0] == "/memories/chunks/chunk-0001.md"
+    assert Store(tmp_path / "chunks").files()[0] == "/memories/chunks/session-01-chunk-01.md"
 
 
 def test_a_model_built_store_is_built_once_and_reused(runner: CliRunner, shared_data: Path,

@@ -21,6 +21,7 @@ from memdir.bench import BenchmarkName, benchmark_entry
 from memdir.builders import MODEL_BUILT, VariantName, variant_spec
 from memdir.builders import VARIANTS as VARIANTS
 from memdir.config import load_yaml_model
+from memdir.conversation import DEFAULT_CHUNK_TOKENS
 
 __all__ = [
     "BUILT_VARIANTS",
@@ -191,7 +192,9 @@ class StudyConfig(BaseModel):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     harnesses: list[Harness] = Field(default_factory=lambda: ["center"], min_length=1)
     concurrency: int = Field(default=8, ge=1)
-    chunk_tokens: int = Field(default=4000, gt=0)
+    chunk_tokens: int = Field(default=DEFAULT_CHUNK_TOKENS, gt=0)
+    """The chunking rule's budget for the chunk store and the curated build (the same
+    chunks for both); 4000 keeps sessions whole, the session-sized rule."""
     reorganize_passes: int = Field(default=5, ge=1)
     """Most passes of a reorganized build (a pass that changes nothing ends it earlier)."""
     build_cache: Path | None = None
