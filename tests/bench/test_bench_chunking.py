@@ -15,6 +15,7 @@ from memdir.bench import (
     render_turn,
     split_turns,
 )
+from memdir.conversation import SESSION_CHUNK_TOKENS
 
 
 def _parts(sizes: list[int], cuts: list[int]) -> list[list[int]]:
@@ -78,7 +79,7 @@ def test_long_session_splits_at_turn_boundaries() -> None:
 
 def test_real_conversations_are_one_chunk_per_session(locomo: Dataset, realtalk: Dataset) -> None:
     conv = locomo.conversation("conv-50")
-    chunks = chunk_conversation(conv)
+    chunks = chunk_conversation(conv, SESSION_CHUNK_TOKENS)
     assert len(chunks) == len(conv.sessions) == 30
     first = chunks[0]
     assert first.text.splitlines()[:4] == [
@@ -86,9 +87,9 @@ def test_real_conversations_are_one_chunk_per_session(locomo: Dataset, realtalk:
     ]
     assert "[S1T1] Calvin: Hey Dave!" in first.text
     chat = realtalk.conversation("Chat_10")
-    chat_chunks = chunk_conversation(chat)
+    chat_chunks = chunk_conversation(chat, SESSION_CHUNK_TOKENS)
     assert [loc for c in chat_chunks for loc in c.locators] == [t.locator for t in chat.turns]
-    assert chunk_conversation(chat) == chat_chunks
+    assert chunk_conversation(chat, SESSION_CHUNK_TOKENS) == chat_chunks
 
 
 def test_photo_captions_are_rendered(locomo: Dataset) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.bench import Dataset, chunk_conversation, render_session
+from memdir.bench import DEFAULT_CHUNK_TOKENS, Dataset, chunk_conversation, render_session
 from memdir.builders import (
     CHUNK_FOLDER,
     BuildRecord,
@@ -60,8 +60,11 @@ def test_chunk_store_of_the_realtalk_test_conversation(realtalk: Dataset, store:
     conv = realtalk.conversation("Chat_10")
     record = build_chunk_store(conv, store)
     chunks = chunk_conversation(conv)
-    assert record.variant == "chunk" and record.chunk_tokens == 4000
-    assert record.files == [f"{CHUNK_FOLDER}/chunk-{i:04d}.md" for i in range(1, len(chunks) + 1)]
+    assert record.variant == "chunk" and record.chunk_tokens == DEFAULT_CHUNK_TOKENS == 600
+    assert record.files == [f"{CHUNK_FOLDER}/session-{c.session:02d}-chunk-{c.part:02d}.md"
+                            for c in chunks]
+    assert len(set(record.files)) == len(chunks) == 55 > len(conv.sessions)
+    assert record.files[:3] == [f"{CHUNK_FOLDER}/session-01-chunk-0{i}.md" for i in (1, 2, 3)]
     assert record.bytes == _size(store, record)
     assert lint_store(store) == []
     first = load_document(store, record.files[0])
@@ -112,5 +115,5 @@ async def test_chunk_store_serves_the_chunk_retriever(locomo: Dataset, store: St
     result = await tools.call("bm25_chunk_retrieve", {"query": "Calvin Tokyo Shibuya crossing"})
     assert not result.is_error, result.content
     heads = [ln for ln in result.content.split("\n") if ln.startswith("=== ")]
-    assert len(heads) == 3 and all("/memories/chunks/chunk-" in h for h in heads)
+    assert len(heads) == 3 and all("/memories/chunks/session-" in h for h in heads)
     assert "Shibuya" in result.content and "[S" in result.content

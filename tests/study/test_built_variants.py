@@ -20,6 +20,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model, ModelOutput, get_model
 
+from memdir.conversation import SESSION_CHUNK_TOKENS
 from memdir.store import Frontmatter, render_file
 from memdir.study import StudyConfig, load_run, run_study, write_report
 from scripted import calls, text
@@ -83,6 +84,8 @@ def _config(tmp: Path, variants: list[str] = VARIANTS) -> StudyConfig:
         "variants": variants, "search": {"models": [OFFLINE]},
         "management": {"models": ["mockllm/model"], "max_rounds": 4},
         "reorganize_passes": 3, "prices": str(prices), "build_cache": str(tmp / "cache"),
+        # one chunk per session: chunk n is session n, and the curated build stays short
+        "chunk_tokens": SESSION_CHUNK_TOKENS,
     })
 
 

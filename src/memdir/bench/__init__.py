@@ -7,10 +7,15 @@ bundled: loaders read the official formats from a path (see ``docs/datasets.md``
 
 from memdir.bench._schema import Dataset, DatasetError, EvidenceNote, Question
 from memdir.bench.datasets import (
+    BENCHMARKS,
     LOCOMO_CATEGORIES,
     PERSONAMEM_CATEGORIES,
     REALTALK_CATEGORIES,
+    BenchmarkEntry,
+    BenchmarkName,
+    benchmark_entry,
     benchmark_paths,
+    last_checkpoint,
     load_benchmark,
     load_locomo,
     load_personamem,
@@ -54,12 +59,15 @@ from memdir.conversation import (
 )
 
 __all__ = [
+    "BENCHMARKS",
     "DEFAULT_CHUNK_TOKENS",
     "LOCATOR",
     "LOCOMO_CATEGORIES",
     "PERSONAMEM_CATEGORIES",
     "REALTALK_CATEGORIES",
     "Benchmark",
+    "BenchmarkEntry",
+    "BenchmarkName",
     "Chunk",
     "Conversation",
     "Dataset",
@@ -70,6 +78,7 @@ __all__ = [
     "Session",
     "Turn",
     "answer_f1",
+    "benchmark_entry",
     "benchmark_paths",
     "block_locator",
     "check_defective_gold",
@@ -80,6 +89,7 @@ __all__ = [
     "format_date",
     "grade_option",
     "is_defective",
+    "last_checkpoint",
     "load_benchmark",
     "load_locomo",
     "load_personamem",

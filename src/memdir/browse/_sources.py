@@ -74,7 +74,7 @@ def _load(ref: ConversationRef) -> Conversation:
     key = (ref.benchmark, str(ref.data_dir))
     with _DATASETS_LOCK:
         if key not in _DATASETS:
-            _DATASETS[key] = load_benchmark(ref.benchmark, ref.data_dir)  # type: ignore[arg-type]
+            _DATASETS[key] = load_benchmark(ref.benchmark, ref.data_dir)
         dataset = _DATASETS[key]
     for conversation in dataset.conversations:
         if conversation.id == ref.conversation_id:

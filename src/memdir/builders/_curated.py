@@ -13,10 +13,10 @@ from pathlib import Path
 
 from inspect_ai.model import Model
 
-from memdir.agents import PriceTable, RoleConfig, load_prompt
+from memdir.agents import PriceTable, RoleConfig
 from memdir.builders._episodes import BuiltStore, final_record, model_name, run_unit
 from memdir.builders._folder import BuildFolder
-from memdir.builders._key import BuildSpec, builder_role
+from memdir.builders._key import BuildSpec, builder_role, user_turn
 from memdir.builders._record import UnitRecord
 from memdir.conversation import DEFAULT_CHUNK_TOKENS, Conversation, chunk_conversation
 
@@ -55,7 +55,7 @@ async def build_curated(conversation: Conversation, cache: str | Path, model: Mo
         table = prices or PriceTable.load()
         chunks = chunk_conversation(conversation, chunk_tokens)
         for chunk in chunks[len(folder.state.units):]:
-            user = load_prompt("turn-chunk", label=chunk.label, chunk=chunk.text).text
+            user = user_turn("curated", label=chunk.label, chunk=chunk.text)
             unit, _ = await run_unit(folder, model, role, user, table, "chunk", chunk.index,
                                      chunk.label)
             folder.commit(unit)

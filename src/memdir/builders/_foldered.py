@@ -12,10 +12,10 @@ from pathlib import Path
 
 from inspect_ai.model import Model
 
-from memdir.agents import PriceTable, RoleConfig, load_prompt
+from memdir.agents import PriceTable, RoleConfig
 from memdir.builders._episodes import BuiltStore, final_record, model_name, run_unit
 from memdir.builders._folder import BuildFolder
-from memdir.builders._key import BuildSpec, builder_role
+from memdir.builders._key import BuildSpec, builder_role, user_turn
 from memdir.builders._record import BuildError
 from memdir.builders._verify import verify_foldering
 from memdir.builders._zero_cost import build_verbatim, verbatim_files
@@ -50,7 +50,7 @@ async def build_foldered(conversation: Conversation, cache: str | Path, model: M
                               folder.state.record.model_copy(update={"reused": True}),
                               folder.path)
         if not folder.state.units:
-            user = load_prompt("turn-foldering", count=str(len(dump))).text
+            user = user_turn("foldered", count=str(len(dump)))
             unit, _ = await run_unit(folder, model, role, user, prices or PriceTable.load(),
                                      "episode", 1, "foldering")
             try:

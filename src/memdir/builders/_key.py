@@ -18,14 +18,21 @@ from functools import cache
 from pydantic import BaseModel, ConfigDict
 
 from memdir.agents import RoleConfig, load_prompt, role_config
-from memdir.builders._catalog import not_model_built, variant_spec
+from memdir.builders._catalog import TurnTemplate, not_model_built, variant_spec
 from memdir.builders._record import BUILD_RECORD_VERSION
 from memdir.builders._zero_cost import verbatim_files
 from memdir.conversation import Conversation, chunk_conversation
 from memdir.store import Store
 from memdir.tools import make_toolset
 
-__all__ = ["BuildSpec", "builder_role", "conversation_hash", "toolset_digest"]
+__all__ = [
+    "BuildSpec",
+    "builder_role",
+    "conversation_hash",
+    "toolset_digest",
+    "turn_hash",
+    "user_turn",
+]
 
 
 def builder_role(variant: str, conversation: Conversation, *, max_rounds: int | None = None,
@@ -80,16 +87,32 @@ def source_hash(variant: str, conversation: Conversation, chunk_tokens: int | No
     return _sha([])
 
 
+def _turn(variant: str) -> TurnTemplate:
+    turn = variant_spec(variant).turn
+    if turn is None:
+        raise ValueError(not_model_built(variant))
+    return turn
+
+
 def turn_hash(variant: str) -> str:
     """SHA-256 of the user-turn template the variant's builder sends.
 
     Raises:
         ValueError: No model builds ``variant``.
     """
-    turn = variant_spec(variant).turn
-    if turn is None:
-        raise ValueError(not_model_built(variant))
+    turn = _turn(variant)
     return load_prompt(turn.prompt, **{name: "{" + name + "}" for name in turn.fields}).sha256
+
+
+def user_turn(variant: str, **fields: str) -> str:
+    """The user turn the variant's builder sends, its template's fields filled.
+
+    The template is the one :func:`turn_hash` hashes into the build key.
+
+    Raises:
+        ValueError: No model builds ``variant``, or the fields are not the template's.
+    """
+    return load_prompt(_turn(variant).prompt, **fields).text
 
 
 @cache

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from inspect_ai.model import Model
 
-from memdir.agents import PriceTable, RoleConfig, load_prompt
+from memdir.agents import PriceTable, RoleConfig
 from memdir.builders._episodes import BuiltStore, final_record, model_name, run_unit
 from memdir.builders._folder import BuildFolder
-from memdir.builders._key import BuildSpec, builder_role
+from memdir.builders._key import BuildSpec, builder_role, user_turn
 from memdir.builders._verify import store_bytes
 from memdir.builders._zero_cost import build_verbatim
 from memdir.conversation import Conversation
@@ -62,8 +62,7 @@ async def build_reorganized(conversation: Conversation, cache: str | Path, model
         while not units or (units[-1].changed and len(units) < max_passes):
             number = len(units) + 1
             before = store_bytes(folder.store)
-            user = load_prompt("turn-reorganize", number=str(number),
-                               total=str(max_passes)).text
+            user = user_turn(variant, number=str(number), total=str(max_passes))
             unit, _ = await run_unit(folder, model, role, user, table, "pass", number,
                                      f"pass {number} of {max_passes}")
             changed = store_bytes(folder.store) != before

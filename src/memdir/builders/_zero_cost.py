@@ -110,12 +110,16 @@ def _chunk_description(chunk: Chunk) -> str:
 def chunk_files(
     conversation: Conversation, budget: int = DEFAULT_CHUNK_TOKENS
 ) -> list[tuple[str, str]]:
-    """The chunk store as (store path, file text) pairs, one per chunk."""
+    """The chunk store as (store path, file text) pairs, one per chunk.
+
+    A chunk file is named by its session and its part, e.g. ``session-04-chunk-02.md``
+    (the session number as wide as the verbatim dump's, the part two digits).
+    """
     chunks = chunk_conversation(conversation, budget)
-    width = max(4, len(str(len(chunks))))
+    width = _width(max((s.index for s in conversation.sessions), default=0))
     files = []
     for chunk in chunks:
-        name = f"chunk-{chunk.index:0{width}d}"
+        name = f"session-{chunk.session:0{width}d}-chunk-{chunk.part:02d}"
         header = Frontmatter(name=name, description=_chunk_description(chunk))
         files.append((f"{CHUNK_FOLDER}/{name}.md", render_file(header, chunk.text)))
     return files
@@ -124,7 +128,7 @@ def chunk_files(
 def build_chunk_store(
     conversation: Conversation, store: Store, budget: int = DEFAULT_CHUNK_TOKENS
 ) -> BuildRecord:
-    """Write one file per chunk under ``/memories/chunks/`` (``chunk-0001.md``, ...).
+    """Write one file per chunk under ``/memories/chunks/`` (``session-01-chunk-01.md``, ...).
 
     This is the store the chunk variant's BM25 tool reads.
 

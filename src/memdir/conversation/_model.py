@@ -27,8 +27,9 @@ __all__ = [
     "turn_locator",
 ]
 
-Benchmark = Literal["locomo", "realtalk", "personamem"]
-"""The benchmarks a conversation can come from."""
+Benchmark = str
+"""The name of the benchmark a conversation comes from (``memdir.bench.BENCHMARKS`` lists
+them; this package sits below the benchmarks and does not restate their names)."""
 
 LocatorKind = Literal["session", "block"]
 """``session`` locators read ``S3T7``; ``block`` locators read ``B2M5``."""

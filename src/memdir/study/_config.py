@@ -17,9 +17,11 @@ from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from memdir.bench import BenchmarkName, benchmark_entry
 from memdir.builders import MODEL_BUILT, VariantName, variant_spec
 from memdir.builders import VARIANTS as VARIANTS
 from memdir.config import load_yaml_model
+from memdir.conversation import DEFAULT_CHUNK_TOKENS
 
 __all__ = [
     "BUILT_VARIANTS",
@@ -114,13 +116,13 @@ class BenchmarkSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Literal["locomo", "realtalk", "personamem"]
+    name: BenchmarkName
     conversations: list[str] = Field(min_length=1)
     """Conversation ids, or ``#n`` for the n-th conversation of the benchmark's file
     (1-based, file order; PersonaMem contexts in order of first question), resolved when
     the data is loaded; useful where ids are long hashes that differ between tiers."""
     tiers: list[str] = Field(default_factory=lambda: ["32k"])
-    """PersonaMem context tiers (``32k``, ``128k``); ignored elsewhere."""
+    """Context tiers (PersonaMem's ``32k``, ``128k``); ignored by a benchmark without."""
     limit: int | None = Field(default=None, ge=1)
     """Answer only the first ``limit`` evaluated questions per conversation (None: all)."""
 
@@ -135,8 +137,8 @@ class BenchmarkSpec(BaseModel):
 
     @property
     def label_tiers(self) -> list[str | None]:
-        """The tiers that make separate cells (only PersonaMem has any)."""
-        return list(self.tiers) if self.name == "personamem" else [None]
+        """The tiers that make separate cells (none for a benchmark without tiers)."""
+        return list(self.tiers) if benchmark_entry(self.name).tiers else [None]
 
 
 class Cell(BaseModel):
@@ -144,7 +146,7 @@ class Cell(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    benchmark: Literal["locomo", "realtalk", "personamem"]
+    benchmark: BenchmarkName
     tier: str | None
     conversation: str
     variant: StudyVariant
@@ -190,7 +192,9 @@ class StudyConfig(BaseModel):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     harnesses: list[Harness] = Field(default_factory=lambda: ["center"], min_length=1)
     concurrency: int = Field(default=8, ge=1)
-    chunk_tokens: int = Field(default=4000, gt=0)
+    chunk_tokens: int = Field(default=DEFAULT_CHUNK_TOKENS, gt=0)
+    """The chunking rule's budget for the chunk store and the curated build (the same
+    chunks for both); 4000 keeps sessions whole, the session-sized rule."""
     reorganize_passes: int = Field(default=5, ge=1)
     """Most passes of a reorganized build (a pass that changes nothing ends it earlier)."""
     build_cache: Path | None = None

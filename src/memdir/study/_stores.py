@@ -27,10 +27,9 @@ from memdir.bench import (
     Conversation,
     Dataset,
     Question,
+    benchmark_entry,
     benchmark_paths,
     load_benchmark,
-    personamem_prefix,
-    terminal_questions,
 )
 from memdir.builders import BuildError, BuiltVariant, build_variant, variant_spec
 from memdir.metrics import measure_store
@@ -71,28 +70,24 @@ class CellInput:
 
 
 @lru_cache(maxsize=16)
-def _dataset(benchmark: str, data_dir: Path, tier: str) -> Dataset:
-    return load_benchmark(benchmark, data_dir, tier)  # type: ignore[arg-type]
+def _dataset(benchmark: str, data_dir: Path, tier: str | None) -> Dataset:
+    return load_benchmark(benchmark, data_dir, tier)
 
 
 def cell_input(cell: Cell, data_dir: Path) -> CellInput:
     """Load what a cell needs from the data folder.
 
-    PersonaMem cells take the questions asked at the context's last checkpoint and
-    the part of the context those questions see.
+    The benchmark's catalog entry says which questions a cell asks and of which
+    part of the conversation (PersonaMem: the questions asked at the context's last
+    checkpoint, and the part of the context those questions see).
 
     Raises:
         memdir.bench.DatasetError: A benchmark file is missing or malformed.
         KeyError: The conversation is not in the benchmark.
     """
-    dataset = _dataset(cell.benchmark, data_dir, cell.tier or "32k")
-    conversation = dataset.conversation(resolve_conversation(dataset, cell.conversation))
-    if cell.benchmark == "personamem":
-        questions = terminal_questions(dataset, conversation.id)
-        last = max((q.end_index or 0 for q in questions), default=0)
-        conversation = personamem_prefix(conversation, last)
-    else:
-        questions = dataset.questions_for(conversation.id)
+    dataset = _dataset(cell.benchmark, data_dir, cell.tier)
+    conversation, questions = benchmark_entry(cell.benchmark).cell_questions(
+        dataset, resolve_conversation(dataset, cell.conversation))
     if cell.limit is not None:
         questions = questions[: cell.limit]
     return CellInput(conversation, questions)
@@ -118,7 +113,7 @@ def dataset_hashes(cells: list[Cell], data_dir: Path) -> dict[str, str]:
     """SHA-256 of every benchmark file the cells read, keyed by path."""
     paths: set[Path] = set()
     for cell in cells:
-        for path in benchmark_paths(cell.benchmark, data_dir, cell.tier or "32k"):
+        for path in benchmark_paths(cell.benchmark, data_dir, cell.tier):
             if path.is_dir():
                 paths.update(p for p in path.glob("*.json"))
             elif path.exists():

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from memdir.tools._memory import MemoryCommands, folder_set, read_set, write_set
     from memdir.tools._ranked import bm25_set, chunk_set
     from memdir.tools._sandbox import SandboxUnavailableError
-    from memdir.tools._sets import TOOLSET_NAMES, make_toolset
+    from memdir.tools._sets import TOOLSET_NAMES, TOOLSETS, make_toolset
     from memdir.tools._shell import shell_set
     from memdir.tools._spec import (
         ToolError,
@@ -27,10 +27,12 @@ if TYPE_CHECKING:
         ToolResult,
         ToolSet,
         ToolSpec,
+        tool_flags,
         tool_spec,
     )
 
 _HOMES = {
+    "TOOLSETS": "_sets",
     "TOOLSET_NAMES": "_sets",
     "MemoryCommands": "_memory",
     "SandboxUnavailableError": "_sandbox",
@@ -45,11 +47,13 @@ _HOMES = {
     "make_toolset": "_sets",
     "read_set": "_memory",
     "shell_set": "_shell",
+    "tool_flags": "_spec",
     "tool_spec": "_spec",
     "write_set": "_memory",
 }
 
 __all__ = [
+    "TOOLSETS",
     "TOOLSET_NAMES",
     "MemoryCommands",
     "SandboxUnavailableError",
@@ -64,6 +68,7 @@ __all__ = [
     "make_toolset",
     "read_set",
     "shell_set",
+    "tool_flags",
     "tool_spec",
     "write_set",
 ]

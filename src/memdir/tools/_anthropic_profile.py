@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from memdir.store import ANY_NAME, ROOT, Store, StoreError, StorePath, atomic_write, resolve
-from memdir.tools._spec import ToolError
+from memdir.tools._spec import ToolError, tool_flags
 
 __all__ = ["AnthropicMemoryCommands"]
 
@@ -149,6 +149,7 @@ class AnthropicMemoryCommands:
 
     # -- commands ------------------------------------------------------------
 
+    @tool_flags(read_only=True)
     async def view(self, path: str, view_range: list[int] | None = None) -> str:
         """Show a memory file with numbered lines, or list a folder two levels deep.
 
@@ -210,6 +211,7 @@ class AnthropicMemoryCommands:
         )
         return header + "\n" + "\n".join(rows)
 
+    @tool_flags(read_only=False)
     async def create(self, path: str, file_text: str) -> str:
         """Create a new memory file; folders on the way are created, an existing file is kept.
 
@@ -238,6 +240,7 @@ class AnthropicMemoryCommands:
             raise ToolError(f"The path {path} is not a file.")
         return target
 
+    @tool_flags(read_only=False, destructive=True)
     async def str_replace(self, path: str, old_str: str, new_str: str) -> str:
         """Replace the one exact occurrence of old_str in a memory file with new_str.
 
@@ -277,6 +280,7 @@ class AnthropicMemoryCommands:
             "(with line numbers):\n" + snippet
         )
 
+    @tool_flags(read_only=False)
     async def insert(self, path: str, insert_line: int, insert_text: str) -> str:
         """Insert text as whole lines into a memory file after a given line.
 
@@ -301,6 +305,7 @@ class AnthropicMemoryCommands:
             self._write(target, new_content if new_content.endswith("\n") else new_content + "\n")
         return f"The file {path} has been edited."
 
+    @tool_flags(read_only=False, destructive=True)
     async def delete(self, path: str) -> str:
         """Delete a memory file, or a folder with everything in it.
 
@@ -320,6 +325,7 @@ class AnthropicMemoryCommands:
             self.store.note_change()
         return f"Successfully deleted {path}"
 
+    @tool_flags(read_only=False)
     async def rename(self, old_path: str, new_path: str) -> str:
         """Rename or move a memory file or folder; the destination must not exist.
 

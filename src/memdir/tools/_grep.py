@@ -24,7 +24,7 @@ import regex
 from memdir.store import ROOT, Store, StoreError
 from memdir.tools._limits import CallTimeoutError, echo, remaining
 from memdir.tools._literals import fold, required_literals
-from memdir.tools._spec import ToolError, ToolFunction
+from memdir.tools._spec import ToolError, ToolFunction, tool_flags
 
 __all__ = ["MAX_PATTERN_CHARS", "GrepHit", "grep_store", "grep_tool"]
 
@@ -246,6 +246,7 @@ def _trim(text: str, column: int) -> str:
 def grep_tool(store: Store) -> ToolFunction:
     """The ``grep`` tool over ``store``."""
 
+    @tool_flags(read_only=True)
     async def grep(
         pattern: str, path: str = ROOT, max_results: int = 50, ignore_case: bool = False
     ) -> str:

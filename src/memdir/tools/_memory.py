@@ -28,7 +28,7 @@ from memdir.store import (
 )
 from memdir.tools._grep import grep_tool
 from memdir.tools._outline import section_read_tool, toc_tool
-from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_spec
+from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 from memdir.tools._view import (
     markdown_name,
     number_capped,
@@ -102,6 +102,7 @@ class MemoryCommands:
     def __init__(self, store: Store) -> None:
         self.store = store
 
+    @tool_flags(read_only=True)
     async def view(self, path: str, view_range: list[int] | None = None) -> str:
         """Show a memory file with numbered lines, or list a folder.
 
@@ -153,6 +154,7 @@ class MemoryCommands:
             f"new_path={folder + '/' + markdown_name(name)!r}), then view it."
         )
 
+    @tool_flags(read_only=False)
     async def create(self, path: str, file_text: str) -> str:
         """Create a new memory file (folders on the way are created too).
 
@@ -183,6 +185,7 @@ class MemoryCommands:
         count = len(split_lines(file_text))
         return f"Created {target.virtual} ({count} lines)."
 
+    @tool_flags(read_only=False, destructive=True)
     async def str_replace(self, path: str, old_str: str, new_str: str) -> str:
         """Replace one exact passage of a memory file with new text.
 
@@ -237,6 +240,7 @@ class MemoryCommands:
         last = first + new_str.count("\n")
         return f"Edited {virtual}. The changed lines now read:\n" + _snippet(new_text, first, last)
 
+    @tool_flags(read_only=False)
     async def insert(self, path: str, insert_line: int, insert_text: str) -> str:
         """Insert text into a memory file after a given line.
 
@@ -278,6 +282,7 @@ class MemoryCommands:
             new_text, first, first + count - 1
         )
 
+    @tool_flags(read_only=False, destructive=True)
     async def delete(self, path: str) -> str:
         """Delete a memory file, or a folder with everything inside it.
 
@@ -297,6 +302,7 @@ class MemoryCommands:
             return f"Deleted the folder {target.virtual} and the {count} file(s) in it."
         return f"Deleted {target.virtual}."
 
+    @tool_flags(read_only=False)
     async def rename(self, old_path: str, new_path: str) -> str:
         """Move or rename a memory file or folder.
 
@@ -325,6 +331,7 @@ class MemoryCommands:
                           transform=(lambda text: _set_name(text, stem)) if renamed else None)
         return f"Moved {src.virtual} to {dst.virtual}."
 
+    @tool_flags(read_only=False)
     async def move(self, old_path: str, new_path: str) -> str:
         """Move a memory file or folder to another folder, never changing any content.
 
@@ -419,10 +426,10 @@ def read_specs(store: Store) -> list[ToolSpec]:
     """The read tools over ``store``: view, grep, toc and section_read."""
     commands = MemoryCommands(store)
     return [
-        tool_spec(commands.view, read_only=True),
-        tool_spec(grep_tool(store), read_only=True, name="grep"),
-        tool_spec(toc_tool(store), read_only=True, name="toc"),
-        tool_spec(section_read_tool(store), read_only=True, name="section_read"),
+        tool_spec(commands.view),
+        tool_spec(grep_tool(store), name="grep"),
+        tool_spec(toc_tool(store), name="toc"),
+        tool_spec(section_read_tool(store), name="section_read"),
     ]
 
 
@@ -447,13 +454,13 @@ def write_set(store: Store, *, versions: bool = False) -> ToolSet:
     return ToolSet(
         "write",
         [
-            tool_spec(commands.view, read_only=True),
-            tool_spec(commands.create, read_only=False),
-            tool_spec(commands.str_replace, read_only=False, destructive=True),
-            tool_spec(commands.insert, read_only=False),
-            tool_spec(commands.delete, read_only=False, destructive=True),
-            tool_spec(commands.rename, read_only=False),
-            tool_spec(grep_tool(store), read_only=True, name="grep"),
+            tool_spec(commands.view),
+            tool_spec(commands.create),
+            tool_spec(commands.str_replace),
+            tool_spec(commands.insert),
+            tool_spec(commands.delete),
+            tool_spec(commands.rename),
+            tool_spec(grep_tool(store), name="grep"),
         ],
     )
 
@@ -464,8 +471,8 @@ def folder_set(store: Store) -> ToolSet:
     return ToolSet(
         "folder",
         [
-            tool_spec(commands.view, read_only=True),
-            tool_spec(grep_tool(store), read_only=True, name="grep"),
-            tool_spec(commands.move, read_only=False, name="rename"),
+            tool_spec(commands.view),
+            tool_spec(grep_tool(store), name="grep"),
+            tool_spec(commands.move, name="rename"),
         ],
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memdir.store import Store, find_section, load_document
-from memdir.tools._spec import ToolError, ToolFunction
+from memdir.tools._spec import ToolError, ToolFunction, tool_flags
 from memdir.tools._view import number_capped, split_lines
 
 __all__ = ["section_read_tool", "toc_tool"]
@@ -12,6 +12,7 @@ __all__ = ["section_read_tool", "toc_tool"]
 def toc_tool(store: Store) -> ToolFunction:
     """The ``toc`` tool over ``store``."""
 
+    @tool_flags(read_only=True)
     async def toc(path: str) -> str:
         """Show the heading outline of a memory file, with the lines each section spans.
 
@@ -44,6 +45,7 @@ def toc_tool(store: Store) -> ToolFunction:
 def section_read_tool(store: Store) -> ToolFunction:
     """The ``section_read`` tool over ``store``."""
 
+    @tool_flags(read_only=True)
     async def section_read(path: str, heading_path: list[str]) -> str:
         """Read one section of a memory file, found by its headings.
 

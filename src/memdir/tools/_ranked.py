@@ -19,7 +19,7 @@ import re
 from memdir.store import ROOT, NotFoundError, Store, StoreError
 from memdir.tools._bm25index import FileIndex, Hit, index_for
 from memdir.tools._limits import echo
-from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_spec
+from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 
 __all__ = ["CHUNK_CHARS", "CHUNK_TOP_K", "bm25_set", "chunk_set", "chunk_spec", "search_spec"]
 
@@ -81,6 +81,7 @@ def search_spec(store: Store) -> ToolSpec:
     """The ``search`` tool: BM25 ranking of whole files."""
     index = index_for(store)
 
+    @tool_flags(read_only=True)
     async def search(query: str, k: int = 10, path: str = ROOT) -> str:
         """Rank the memory files by how well they match a query (BM25 keyword search).
 
@@ -128,13 +129,14 @@ def search_spec(store: Store) -> ToolSpec:
                 lines.append(f"   L{match.line}: {_clip(match.text)}")
         return "\n".join(lines)
 
-    return tool_spec(search, read_only=True)
+    return tool_spec(search)
 
 
 def chunk_spec(store: Store) -> ToolSpec:
     """The ``bm25_chunk_retrieve`` tool: the three best chunk files, in full."""
     index = index_for(store)
 
+    @tool_flags(read_only=True)
     async def bm25_chunk_retrieve(query: str) -> str:
         """Fetch the three conversation chunks that best match a query, in full.
 
@@ -161,7 +163,7 @@ def chunk_spec(store: Store) -> ToolSpec:
             parts.append(f"=== {hit.path} ===\n{_chunk_text(text.rstrip())}\n")
         return "\n".join(parts)
 
-    return tool_spec(bm25_chunk_retrieve, read_only=True)
+    return tool_spec(bm25_chunk_retrieve)
 
 
 def bm25_set(store: Store) -> ToolSet:

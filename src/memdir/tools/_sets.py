@@ -1,16 +1,45 @@
-"""The registry of tool sets by name."""
+"""The registry of tool sets by name: one line per set, naming the function that builds it.
+
+A set's module is imported only when the set is built, so building one set never
+loads another set's dependencies (the ranked sets need bm25s, the shell set a
+sandbox). Facts about a set (are all its tools read-only?) are derived from its
+tools' own declarations (:attr:`ToolSet.read_only`), never restated here.
+"""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Callable, Mapping
+from importlib import import_module
+from typing import Final
 
 from memdir.store import Store
 from memdir.tools._spec import ToolSet
 
-__all__ = ["TOOLSET_NAMES", "ToolSetName", "make_toolset"]
+__all__ = ["TOOLSETS", "TOOLSET_NAMES", "make_toolset"]
 
-ToolSetName = Literal["write", "read", "bm25", "chunk", "shell", "folder", "anthropic"]
-TOOLSET_NAMES: tuple[str, ...] = get_args(ToolSetName)
+TOOLSETS: Final[Mapping[str, str]] = {
+    "write": "memdir.tools._memory:write_set",
+    "read": "memdir.tools._memory:read_set",
+    "bm25": "memdir.tools._ranked:bm25_set",
+    "chunk": "memdir.tools._ranked:chunk_set",
+    "shell": "memdir.tools._shell:shell_set",
+    "folder": "memdir.tools._memory:folder_set",
+    "anthropic": "memdir.tools.anthropic:anthropic_set",
+}
+"""Each set's name -> ``module:function`` that builds it over a store."""
+
+TOOLSET_NAMES: Final[tuple[str, ...]] = tuple(TOOLSETS)
+
+
+def _factory(name: str) -> Callable[[Store], ToolSet]:
+    try:
+        target = TOOLSETS[name]
+    except KeyError:
+        raise ValueError(f"unknown tool set {name!r}; choose one of "
+                         f"{', '.join(TOOLSET_NAMES)}") from None
+    module, _, function = target.partition(":")
+    made: Callable[[Store], ToolSet] = getattr(import_module(module), function)
+    return made
 
 
 def make_toolset(name: str, store: Store) -> ToolSet:
@@ -19,33 +48,4 @@ def make_toolset(name: str, store: Store) -> ToolSet:
     Raises:
         ValueError: ``name`` is not one of :data:`TOOLSET_NAMES`.
     """
-    # Imported here so that building one set never loads another's dependencies.
-    if name == "write":
-        from memdir.tools._memory import write_set
-
-        return write_set(store)
-    if name == "read":
-        from memdir.tools._memory import read_set
-
-        return read_set(store)
-    if name == "folder":
-        from memdir.tools._memory import folder_set
-
-        return folder_set(store)
-    if name == "bm25":
-        from memdir.tools._ranked import bm25_set
-
-        return bm25_set(store)
-    if name == "chunk":
-        from memdir.tools._ranked import chunk_set
-
-        return chunk_set(store)
-    if name == "shell":
-        from memdir.tools._shell import shell_set
-
-        return shell_set(store)
-    if name == "anthropic":
-        from memdir.tools.anthropic import anthropic_set
-
-        return anthropic_set(store)
-    raise ValueError(f"unknown tool set {name!r}; choose one of {', '.join(TOOLSET_NAMES)}")
+    return _factory(name)(store)

@@ -50,7 +50,7 @@ from memdir.tools._sandbox import (
     available_backends,
     launch,
 )
-from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_spec
+from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 
 __all__ = ["SandboxUnavailableError", "StoreCheck", "shell_set", "shell_spec"]
 
@@ -293,6 +293,7 @@ def shell_spec(
     chosen = _choose(backend, allow_unconfined)
     check = StoreCheck(store)
 
+    @tool_flags(read_only=False, destructive=True)
     async def bash(command: str) -> str:
         """Run a bash command over the memory store (mounted at /memories).
 
@@ -330,7 +331,7 @@ def shell_spec(
     if chosen == "unconfined":
         description = _unconfined_doc(description)
     bash.__doc__ = description
-    return tool_spec(bash, read_only=False, destructive=True)
+    return tool_spec(bash)
 
 
 def _unconfined_doc(doc: str) -> str:

@@ -20,7 +20,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -33,6 +33,7 @@ __all__ = [
     "ToolResult",
     "ToolSet",
     "ToolSpec",
+    "tool_flags",
     "tool_spec",
 ]
 
@@ -81,11 +82,34 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+_FLAGS = "__memdir_tool_flags__"
+
+F = TypeVar("F", bound=ToolFunction)
+
+
+def tool_flags(*, read_only: bool, destructive: bool = False) -> Callable[[F], F]:
+    """Declare, where a tool function is defined, whether it changes the store.
+
+    :func:`tool_spec` reads the flags from the function, so the sets that serve
+    the tool never restate them.
+
+    Args:
+        read_only: The tool never changes the store.
+        destructive: The tool may remove or overwrite content.
+    """
+
+    def mark(fn: F) -> F:
+        setattr(fn, _FLAGS, (read_only, destructive))
+        return fn
+
+    return mark
+
+
 def tool_spec(
     fn: ToolFunction,
     *,
-    read_only: bool,
-    destructive: bool = False,
+    read_only: bool | None = None,
+    destructive: bool | None = None,
     name: str | None = None,
 ) -> ToolSpec:
     """Build a :class:`ToolSpec` from a typed, documented async function.
@@ -93,14 +117,25 @@ def tool_spec(
     Args:
         fn: The implementation. Every parameter needs a type annotation and an
             ``Args:`` entry in the docstring.
-        read_only: The tool never changes the store.
-        destructive: The tool may remove or overwrite content.
+        read_only: The tool never changes the store (default: the function's
+            :func:`tool_flags`).
+        destructive: The tool may remove or overwrite content (default: the
+            function's :func:`tool_flags`, else False).
         name: The tool's name; defaults to the function's name.
 
     Raises:
-        TypeError: The function lacks a docstring, an annotation or a parameter description.
+        TypeError: The function lacks a docstring, an annotation, a parameter
+            description, or flags (none declared and none given).
     """
     tool_name = name or fn.__name__
+    declared: tuple[bool, bool] | None = getattr(fn, _FLAGS, None)
+    if read_only is None:
+        if declared is None:
+            raise TypeError(f"tool {tool_name} declares no flags; decorate it with "
+                            "@tool_flags(read_only=...)")
+        read_only = declared[0]
+    if destructive is None:
+        destructive = declared[1] if declared is not None else False
     if not inspect.iscoroutinefunction(fn):
         raise TypeError(f"tool {tool_name} must be an async function")
     # Tool sets are rebuilt per store from the same closures; deriving the schema
@@ -175,6 +210,11 @@ class ToolSet:
 
     def __repr__(self) -> str:
         return f"ToolSet({self.name!r}, {list(self.tools)})"
+
+    @property
+    def read_only(self) -> bool:
+        """No tool of the set changes the store (derived from each tool's flags)."""
+        return all(spec.read_only for spec in self.tools.values())
 
     def infos(self) -> list[dict[str, Any]]:
         """Declarations of every tool, for a function-calling request."""

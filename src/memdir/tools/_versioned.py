@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from memdir.store import ANY_VERSION, AnyVersion
 from memdir.tools._memory import MemoryCommands
+from memdir.tools._spec import tool_flags
 
 __all__ = ["VersionedCommands"]
 
@@ -27,6 +28,7 @@ class VersionedCommands(MemoryCommands):
         version = self.store.version(path)
         return f"{text}\n[version {version}]" if version is not None else text
 
+    @tool_flags(read_only=True)
     async def view(self, path: str, view_range: list[int] | None = None) -> str:
         """Show a memory file with numbered lines and its version, or list a folder.
 
@@ -46,12 +48,14 @@ class VersionedCommands(MemoryCommands):
         text, version = self._view(path, view_range)
         return text if version is None else f"{text}\n[version {version}]"
 
+    @tool_flags(read_only=False)
     async def create(self, path: str, file_text: str) -> str:  # noqa: D102 - same text
         result = await super().create(path, file_text)
         return self._stamp(result, self.store.resolve(path, "file").virtual)
 
     create.__doc__ = MemoryCommands.create.__doc__
 
+    @tool_flags(read_only=False, destructive=True)
     async def str_replace(
         self, path: str, old_str: str, new_str: str, expected_version: str | None = None
     ) -> str:
@@ -74,6 +78,7 @@ class VersionedCommands(MemoryCommands):
         result = await self._str_replace(path, old_str, new_str, _expect(expected_version))
         return self._stamp(result, virtual)
 
+    @tool_flags(read_only=False)
     async def insert(
         self, path: str, insert_line: int, insert_text: str, expected_version: str | None = None
     ) -> str:
@@ -95,6 +100,7 @@ class VersionedCommands(MemoryCommands):
         result = await self._insert(path, insert_line, insert_text, _expect(expected_version))
         return self._stamp(result, virtual)
 
+    @tool_flags(read_only=False, destructive=True)
     async def delete(self, path: str, expected_version: str | None = None) -> str:
         """Delete a memory file, or a folder with everything inside it.
 

@@ -262,13 +262,8 @@ def anthropic_set(store: Store, *, read_only: bool = False) -> ToolSet:
         read_only: Offer only ``view``.
     """
     commands = AnthropicMemoryCommands(store)
-    specs = [tool_spec(commands.view, read_only=True)]
+    specs = [tool_spec(commands.view)]
     if not read_only:
-        specs += [
-            tool_spec(commands.create, read_only=False),
-            tool_spec(commands.str_replace, read_only=False, destructive=True),
-            tool_spec(commands.insert, read_only=False),
-            tool_spec(commands.delete, read_only=False, destructive=True),
-            tool_spec(commands.rename, read_only=False),
-        ]
+        specs += [tool_spec(fn) for fn in (commands.create, commands.str_replace,
+                                           commands.insert, commands.delete, commands.rename)]
     return ToolSet("anthropic", specs)

@@ -9,10 +9,11 @@ from pydantic import BaseModel, ConfigDict
 
 from memdir.bench._schema import Dataset, DatasetError, EvidenceNote, Question
 from memdir.bench.datasets._common import parse_date, read_json, session_keys, validate
+from memdir.bench.datasets._entry import BenchmarkEntry
 from memdir.bench.datasets._evidence import resolve_evidence
 from memdir.conversation import Conversation, Session, Turn, turn_locator
 
-__all__ = ["LOCOMO_CATEGORIES", "LOCOMO_DATE_FORMAT", "load_locomo"]
+__all__ = ["LOCOMO", "LOCOMO_CATEGORIES", "LOCOMO_DATE_FORMAT", "load_locomo"]
 
 LOCOMO_CATEGORIES = {
     1: "multi-hop",
@@ -148,3 +149,9 @@ def _questions(
             )
         )
     return questions, notes
+
+
+LOCOMO = BenchmarkEntry(
+    "locomo", files=lambda root, tier: [root / "locomo" / "locomo10.json"],
+    load=lambda paths: load_locomo(paths[0]), grading="token-f1", locator="session")
+"""LoCoMo in the benchmark catalog: one file, token F1, session locators."""

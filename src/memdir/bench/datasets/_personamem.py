@@ -23,10 +23,13 @@ from pydantic import BaseModel, ConfigDict
 
 from memdir.bench._schema import Dataset, DatasetError, Question
 from memdir.bench.datasets._common import iter_lines, read_text, validate
+from memdir.bench.datasets._entry import BenchmarkEntry
 from memdir.conversation import Conversation, Session, Turn, block_locator
 
 __all__ = [
+    "PERSONAMEM",
     "PERSONAMEM_CATEGORIES",
+    "last_checkpoint",
     "load_personamem",
     "load_personamem_questions",
     "personamem_prefix",
@@ -238,3 +241,23 @@ def terminal_questions(dataset: Dataset, conversation_id: str) -> list[Question]
         return []
     last = max(q.end_index or 0 for q in items)
     return [q for q in items if q.end_index == last]
+
+
+def last_checkpoint(dataset: Dataset, conversation_id: str) -> tuple[Conversation, list[Question]]:
+    """A context's terminal checkpoint: its last questions, and the prefix they see."""
+    questions = terminal_questions(dataset, conversation_id)
+    last = max((q.end_index or 0 for q in questions), default=0)
+    return personamem_prefix(dataset.conversation(conversation_id), last), questions
+
+
+def _files(root: Path, tier: str) -> list[Path]:
+    folder = root / "personamem"
+    return [folder / f"questions_{tier}.csv", folder / f"shared_contexts_{tier}.jsonl"]
+
+
+PERSONAMEM = BenchmarkEntry(
+    "personamem", files=_files, load=lambda paths: load_personamem(paths[0], paths[1]),
+    grading="option", locator="block", tiers=("32k", "128k", "1M"), default_tier="32k",
+    cell_questions=last_checkpoint)
+"""PersonaMem in the benchmark catalog: two files per context tier, option match, block
+locators; a cell asks a context's terminal-checkpoint questions of the prefix they see."""

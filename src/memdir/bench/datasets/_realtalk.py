@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict
 
 from memdir.bench._schema import Dataset, DatasetError, EvidenceNote, Question
 from memdir.bench.datasets._common import parse_date, read_json, session_keys, validate
+from memdir.bench.datasets._entry import BenchmarkEntry
 from memdir.bench.datasets._evidence import resolve_evidence
 from memdir.conversation import Conversation, Session, Turn, turn_locator
 
-__all__ = ["REALTALK_CATEGORIES", "REALTALK_DATE_FORMAT", "load_realtalk"]
+__all__ = ["REALTALK", "REALTALK_CATEGORIES", "REALTALK_DATE_FORMAT", "load_realtalk"]
 
 REALTALK_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "commonsense"}
 REALTALK_DATE_FORMAT = "%d.%m.%Y, %H:%M:%S"
@@ -152,3 +153,9 @@ def _questions(
             )
         )
     return questions, notes
+
+
+REALTALK = BenchmarkEntry(
+    "realtalk", files=lambda root, tier: [root / "realtalk"],
+    load=lambda paths: load_realtalk(paths[0]), grading="token-f1", locator="session")
+"""REALTALK in the benchmark catalog: a folder of chats, token F1, session locators."""
