@@ -44,8 +44,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from ask_pool import AskPool, ModelSpec  # benchmarks/ask_pool.py, beside this file
 from memdir.agents import ask
 from memdir.store import Store
-from memdir.study._evals import quiet_display
-from memdir.study._inspect import EVAL_SETTINGS, _realtime
+from memdir.runs import EVAL_SETTINGS, quiet_display, realtime
 
 CONCURRENCY = 8
 """The study's default concurrency (StudyConfig.concurrency)."""
@@ -111,10 +110,10 @@ async def eval_wall(store: Store, questions: list[str], model: Model | str) -> f
     task = Task(dataset=MemoryDataset(samples), solver=_answer(store, model), scorer=_answered(),
                 name="cell")
     began = time.perf_counter()
-    with quiet_display():  # the study's own eval settings (memdir.study._inspect)
+    with quiet_display():  # the study's own eval settings (memdir.runs)
         logs = await eval_async(task, model=model, max_samples=CONCURRENCY,
                                 log_dir=tempfile.mkdtemp(prefix="memdir-pool-logs-"),
-                                log_realtime=_realtime(model), **EVAL_SETTINGS)
+                                log_realtime=realtime(model), **EVAL_SETTINGS)
     wall = time.perf_counter() - began
     assert logs[0].status == "success", logs[0].error
     return wall

@@ -72,7 +72,7 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
     for cell in config.cells():
         began = time.perf_counter()
         await run_cell(config, cell, tasks, env)
-        figures[cell.id] = {"wall_seconds_this_process": round(time.perf_counter() - began, 1)}
+        figures[cell.key] = {"wall_seconds_this_process": round(time.perf_counter() - began, 1)}
     build_report(config.output)
     for report in load_run(config.output):
         steps = report.steps
@@ -82,7 +82,7 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
             families[s.family] = [won + s.success, tried + 1]
         game = sum(s.episode_seconds for s in steps)
         memory = sum(s.memory_seconds for s in steps)
-        entry = figures.setdefault(report.cell.id, {})
+        entry = figures.setdefault(report.cell.key, {})
         assert isinstance(entry, dict)
         entry.update({
             "success": f"{sum(s.success for s in steps)} / {len(steps)}",
@@ -95,7 +95,7 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
                             for name, chain in report.chains.items() if chain},
             "audit_findings": sum(c[-1].schema_findings + c[-1].gate_findings
                                   for c in report.chains.values() if c),
-            "final_shape": {name: _shape(config.output / report.cell.id / name / "store")
+            "final_shape": {name: _shape(config.output / report.cell.key / name / "store")
                             for name in report.chains},
         })
     return figures

@@ -13,21 +13,24 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "memdir"
 FORBIDDEN = {
     "conversation": {
         "tools", "agents", "builders", "bench", "cli", "server", "skills", "study", "metrics",
-        "sample",
+        "sample", "runs",
     },
-    "store": {"tools", "agents", "builders", "bench", "cli", "server", "skills", "study"},
-    "tools": {"agents", "builders", "bench", "cli", "server", "skills", "study"},
-    "metrics": {"agents", "builders", "bench", "cli", "server", "skills", "study"},
-    "agents": {"builders", "bench", "cli", "server", "study", "skills"},
+    "store": {"tools", "agents", "builders", "bench", "cli", "server", "skills", "study", "runs"},
+    "tools": {"agents", "builders", "bench", "cli", "server", "skills", "study", "runs"},
+    "metrics": {"agents", "builders", "bench", "cli", "server", "skills", "study", "runs"},
+    "agents": {"builders", "bench", "cli", "server", "study", "skills", "runs"},
     # The MCP server serves tools; the sample is data. Neither reaches agents or the CLI.
     "server": {
-        "agents", "builders", "bench", "cli", "skills", "study", "metrics", "sample",
+        "agents", "builders", "bench", "cli", "skills", "study", "metrics", "sample", "runs",
     },
     "sample": {
         "tools", "agents", "builders", "bench", "cli", "server", "skills", "study", "metrics",
+        "runs",
     },
-    "bench": {"cli", "server", "skills", "study"},
-    "builders": {"cli", "server", "skills", "study"},
+    "bench": {"cli", "server", "skills", "study", "runs"},
+    "builders": {"cli", "server", "skills", "study", "runs"},
+    # The run layer shared by the study and the skill setting: above agents, below both.
+    "runs": {"builders", "bench", "cli", "server", "skills", "study"},
     "skills": {"cli", "server", "study", "bench", "builders"},
     "study": {"cli", "server", "skills"},
     # The browser reads every layer below the command line, and never the command line.
@@ -63,6 +66,12 @@ def test_package_imports_point_one_way(package: str) -> None:
             if package in NO_PROVIDERS and parts[0] in PROVIDERS:
                 bad.append(f"{path.relative_to(SRC)} imports the model provider {name}")
     assert not bad, "\n".join(bad)
+
+
+def test_the_table_renderer_stands_on_the_standard_library_alone() -> None:
+    # metrics (below agents) renders its growth tables with it, as the reports do.
+    names = _imports(SRC / "tables.py")
+    assert not {n for n in names if n.split(".")[0] in {"memdir", *PROVIDERS}}
 
 
 def test_the_rule_catches_a_violation(tmp_path: Path) -> None:

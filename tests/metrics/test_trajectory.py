@@ -21,6 +21,7 @@ from memdir.metrics import (
 )
 from memdir.store import Store
 from memdir.store.history import History
+from memdir.tables import MISSING
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -44,6 +45,9 @@ def test_verbatim_locomo_trajectory(locomo_conv48: History, tmp_path: Path) -> N
     assert [p.name for p in pngs] == ["conv-48-growth.png", "conv-48-adherence.png"]
     assert all(_is_png(p) for p in pngs)
     assert trajectory.to_csv().splitlines()[0] == ",".join(COLUMNS)
+    first = trajectory.to_markdown().splitlines()[2].split(" | ")
+    assert first[COLUMNS.index("b1")] == MISSING  # the one spelling every report uses
+    assert trajectory.to_csv().splitlines()[1].split(",")[COLUMNS.index("b1")] == ""
 
 
 def test_verbatim_store_keeps_every_source_locator(locomo_conv48: History,

@@ -10,7 +10,7 @@ from memdir.store import atomic_write
 
 def write_cell(run: Path, cell: Cell, steps: list[StepRecord]) -> None:
     """Write ``cell``'s description and its full-chain step records under ``run``."""
-    folder = run / cell.id
+    folder = run / cell.key
     atomic_write(folder / "cell.json", cell.model_dump_json().encode())
     for step in steps:
         atomic_write(folder / "full" / "steps" / f"{step.position:03d}.json",

@@ -16,7 +16,7 @@ def test_cells_cross_curators_only_with_curated_variants(tmp_path: Path) -> None
                        curators=["openai/a", "openai/b"], executions=["expert", "openai/x"])
     cells = config.cells()
     assert len(cells) == 2 * 2 * (1 + 1 + 2)
-    assert len({c.id for c in cells}) == len(cells)
+    assert len({c.key for c in cells}) == len(cells)
     assert all(c.curator is None for c in cells if c.variant in {"none", "episode_log"})
     assert config.models() == ["openai/a", "openai/gpt-5.4-mini", "openai/b", "openai/x"]
 

@@ -106,7 +106,7 @@ def test_a_curated_gs_cell_over_real_games(shared_data: Path, tmp_path: Path) ->
     env = AlfworldEnv(max_steps=3, cache_dir=tmp_path / "cache")
     cell = config.cells()[0]
     asyncio.run(run_cell(config, cell, tasks, env, models))
-    steps = load_steps(tmp_path / "run" / cell.id / "full")
+    steps = load_steps(tmp_path / "run" / cell.key / "full")
     first, second = steps[0], steps[1]
     assert not first.success and first.steps_used == 3
     assert first.execution is not None and first.execution.rounds == 3
@@ -124,10 +124,12 @@ def test_a_curated_gs_cell_over_real_games(shared_data: Path, tmp_path: Path) ->
     assert "You are at step" not in execution.seen[0][-1].text
     assert execution.seen[1][-1].text.startswith("You are at step 2.")
     assert "<action>" in system.text and "<think>" in system.text
-    assert audit_library(Store(tmp_path / "run" / cell.id / "full" / "store")) == []
+    assert audit_library(Store(tmp_path / "run" / cell.key / "full" / "store")) == []
     md, _ = build_report(tmp_path / "run")
     assert "0 / 2" in md.read_text(encoding="utf-8")
-    assert "unknown" in md.read_text(encoding="utf-8")  # mock models have no price
+    cost_row = next(line for line in md.read_text(encoding="utf-8").splitlines()
+                    if line.startswith(f"| {cell.key} | $"))
+    assert cost_row.split(" | ")[4:6] == ["—", "—"]  # nothing solved: no cost per solved task
 
 
 def test_dry_run_lists_the_paper_grid_without_running() -> None:

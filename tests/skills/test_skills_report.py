@@ -41,9 +41,9 @@ def test_costs_per_role_and_per_solved_task(tmp_path: Path) -> None:
     text = md.read_text(encoding="utf-8")
     # retrieval 2 M uncached * 0.75 = 1.50; execution 1 M * 0.75 = 0.75;
     # curation 1 M cached * 0.075 + 1 M output * 4.50 = 4.575; one solved task
-    assert f"| {cell.id} | $1.5000 | $0.7500 | $4.5750 | $2.2500 | $4.5750 |" in text
-    assert f"| {cell.id} | 1 / 2 | 0 / 1 | 1 / 1 |" in text  # all, cool, heat
-    assert f"| {cell.id} | full | 2 | 1/1/2/2 | 700 | 0 | 0 | 1 |" in text
+    assert f"| {cell.key} | $1.5000 | $0.7500 | $4.5750 | $2.2500 | $4.5750 |" in text
+    assert f"| {cell.key} | 1 / 2 | 0 / 1 | 1 / 1 |" in text  # all, cool, heat
+    assert f"| {cell.key} | full | 2 | 1/1/2/2 | 700 | 0 | 0 | 1 |" in text
     rows = list(csv.DictReader(io.StringIO(table.read_text(encoding="utf-8"))))
     assert [r["execution_rounds"] for r in rows] == ["1", "1"]
     assert rows[0]["curation_cached_input"] == "1000000" and rows[1]["gate_refusals"] == "1"
@@ -55,7 +55,7 @@ def test_an_unpriced_model_makes_the_cost_unknown(tmp_path: Path) -> None:
                       execution=episode("execution", "openai/gpt-4.1", 10, 0, 1))
     write_cell(tmp_path, cell, [step])
     text = build_report(tmp_path)[0].read_text(encoding="utf-8")
-    assert f"| {cell.id} | $0.0000 | unknown | $0.0000 | unknown |" in text
+    assert f"| {cell.key} | $0.0000 | — | $0.0000 | — |" in text
 
 
 def test_a_folder_without_cells_is_refused(tmp_path: Path) -> None:

@@ -58,13 +58,13 @@ def test_bounds_per_cell_and_role(tmp_path: Path) -> None:
     text = md.read_text(encoding="utf-8")
     # execution: ceiling 373 + 42 = 415, floor 142 + 42 = 184, measured 183 + 42 = 225;
     # realized (415 - 225) / (415 - 184) = 190 / 231 = 0.8225; ceiling / floor 415 / 184 = 2.255
-    assert f"| {cell.id} | execution | 2 | 415 | 184 | 225 | 0.823 | 2.26 |" in text
+    assert f"| {cell.key} | execution | 2 | 415 | 184 | 225 | 0.823 | 2.26 |" in text
     # retrieval never ran: all zero, no savings achievable, no ratio
-    assert f"| {cell.id} | retrieval | 0 | 0 | 0 | 0 | - | - |" in text
+    assert f"| {cell.key} | retrieval | 0 | 0 | 0 | 0 | — | — |" in text
     # curation: one single-call episode, ceiling = floor, so nothing could be saved
-    assert f"| {cell.id} | curation | 1 | 60 | 60 | 60 | - | 1.00 |" in text
+    assert f"| {cell.key} | curation | 1 | 60 | 60 | 60 | — | 1.00 |" in text
     # all roles: ceiling 475, floor 244, measured 285; realized 190 / 231; 475 / 244 = 1.947
-    assert f"| {cell.id} | all | 3 | 475 | 244 | 285 | 0.823 | 1.95 |" in text
+    assert f"| {cell.key} | all | 3 | 475 | 244 | 285 | 0.823 | 1.95 |" in text
     rows = list(csv.DictReader(io.StringIO(table.read_text(encoding="utf-8"))))
     first = {k: rows[0][f"execution_{k}"] for k in ("ceiling", "floor", "measured")}
     assert first == {"ceiling": "373", "floor": "142", "measured": "183"}

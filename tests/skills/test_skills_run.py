@@ -61,7 +61,7 @@ def ran(split: tuple[Path, list[AlfworldTask]],
                       cache_dir=tmp_path_factory.mktemp("cache"))
     cell = config.cells()[0]
     asyncio.run(run_cell(config, cell, tasks, env))
-    return config, out / cell.id / "full"
+    return config, out / cell.key / "full"
 
 
 def test_every_task_is_snapshotted_and_reads_only_earlier_episodes(
@@ -103,10 +103,10 @@ def test_a_rerun_skips_recorded_tasks_and_reintegrates_a_cut_short_one(
     before = store.files()
     moved = config.model_copy(update={"output": tmp_path})
     cell = config.cells()[0]
-    shutil.move(str(copy), str(tmp_path / cell.id))
+    shutil.move(str(copy), str(tmp_path / cell.key))
     env = AlfworldEnv(max_steps=config.max_steps, facts=True)
     asyncio.run(run_cell(moved, cell, split[1], env))
-    again = tmp_path / cell.id / "full"
+    again = tmp_path / cell.key / "full"
     assert sorted(load_steps(again)) == [0, 1, 2]
     assert Store(again / "store").files() == before  # episode 3 rewritten once, not twice
     assert len(History(Store(again / "store")).steps()) == 5  # start, 3 tasks, redone task 3

@@ -32,7 +32,7 @@ from memdir.agents._profiles import (
     is_policy,
     profile,
 )
-from memdir.agents._prompts import Prompt, load_prompt, prompt_blocks, prompt_names
+from memdir.agents._prompts import Prompt, load_prompt, prompt_blocks, prompt_fields, prompt_names
 from memdir.agents._records import (
     RESULT_CHARS,
     SCHEMA_VERSION,
@@ -88,6 +88,7 @@ __all__ = [
     "load_prompt",
     "prompt_blocks",
     "profile",
+    "prompt_fields",
     "prompt_names",
     "render_cited",
     "resolve_citations",

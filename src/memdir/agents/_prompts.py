@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-__all__ = ["Prompt", "load_prompt", "prompt_blocks", "prompt_names"]
+__all__ = ["Prompt", "load_prompt", "prompt_blocks", "prompt_fields", "prompt_names"]
 
 _INCLUDE = re.compile(r"^\{\{> *([a-z0-9-]+) *\}\}$", re.MULTILINE)
 _FIELD = re.compile(r"\{\{([a-z_]+)\}\}")
@@ -59,6 +59,11 @@ def prompt_blocks(name: str) -> list[str]:
     return _INCLUDE.findall(_template(name))
 
 
+def prompt_fields(name: str) -> list[str]:
+    """The fields prompt ``name`` takes (its blocks' included), in order of first use."""
+    return list(dict.fromkeys(_FIELD.findall(_expanded(name))))
+
+
 def _template(name: str) -> str:
     try:
         return _read(f"{name}.md")
@@ -75,14 +80,7 @@ def load_prompt(name: str, **fields: str) -> Prompt:
         ValueError: The prompt or a block does not exist, a field is missing, or an
             unused field was given.
     """
-
-    def include(match: re.Match[str]) -> str:
-        try:
-            return _read(f"blocks/{match.group(1)}.md").rstrip("\n")
-        except KeyError:
-            raise ValueError(f"prompt {name} includes a missing block {match.group(1)}") from None
-
-    text = _INCLUDE.sub(include, _template(name))
+    text = _expanded(name)
     wanted = set(_FIELD.findall(text))
     missing = wanted - fields.keys()
     extra = fields.keys() - wanted
@@ -94,3 +92,15 @@ def load_prompt(name: str, **fields: str) -> Prompt:
     # Fill in one pass so a value that itself contains {{...}} is left alone.
     text = _FIELD.sub(lambda m: fields[m.group(1)], text)
     return Prompt(name, text.strip() + "\n")
+
+
+def _expanded(name: str) -> str:
+    """The template of prompt ``name`` with its blocks included, fields not yet filled."""
+
+    def include(match: re.Match[str]) -> str:
+        try:
+            return _read(f"blocks/{match.group(1)}.md").rstrip("\n")
+        except KeyError:
+            raise ValueError(f"prompt {name} includes a missing block {match.group(1)}") from None
+
+    return _INCLUDE.sub(include, _template(name))

@@ -124,7 +124,7 @@ def chain_page(browser: Browser, request: Request) -> HTMLResponse:
     if cells is None:
         raise HTTPException(404, "this session shows no skills run")
     cell_id, chain = request.path_params["cell"], request.path_params["chain"]
-    report: CellReport | None = next((c for c in cells if c.cell.id == cell_id), None)
+    report: CellReport | None = next((c for c in cells if c.cell.key == cell_id), None)
     if report is None or chain not in report.chains:
         raise HTTPException(404, f"the run has no chain {cell_id}/{chain}")
     sid = chain_store_id(cell_id, chain)

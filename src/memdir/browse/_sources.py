@@ -183,10 +183,10 @@ def _skills(folder: Path) -> Catalog:
     stores: dict[str, BrowsedStore] = {}
     for report in cells:
         for chain in report.chains:
-            root = folder / report.cell.id / chain / "store"
+            root = folder / report.cell.key / chain / "store"
             if root.is_dir():
-                sid = chain_store_id(report.cell.id, chain)
-                stores[sid] = BrowsedStore(sid, f"{report.cell.id} / {chain}", Store(root),
+                sid = chain_store_id(report.cell.key, chain)
+                stores[sid] = BrowsedStore(sid, f"{report.cell.key} / {chain}", Store(root),
                                            None, f"the library of chain {chain}")
     return Catalog("skills", folder, f"skills run {folder.name}", stores, skills=cells)
 

@@ -2,14 +2,14 @@
 
 ``run`` plays every cell of a run config (resuming what is recorded);
 ``--dry-run`` lists the cells and the models they would call without running
-anything. ``report`` writes ``report.md`` and ``tasks.csv`` from a run's records.
+anything; a run pins its inputs in ``manifest.json`` (:func:`memdir.skills.pin_run`).
+``report`` writes ``report.md`` and ``tasks.csv`` from a run's records.
 memdir.skills (and through it inspect_ai) is imported only when a command runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -24,47 +24,35 @@ skills_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_PROMPTS = ("curator", "retriever-cite", "retriever-guidance", "execution", "turn-task")
-
-
-def _pin(config_path: Path) -> None:
-    from memdir.agents import load_prompt
-    from memdir.skills import load_config
-
-    config = load_config(config_path)
-    fields = {"execution": {"task": "", "guidance": ""}, "turn-task": {"task": ""}}
-    pinned = {
-        "config": json.loads(config.model_dump_json()),
-        "cells": [cell.id for cell in config.cells()],
-        "prompt_hashes": {name: load_prompt(name, **fields.get(name, {})).sha256
-                          for name in _PROMPTS},
-    }
-    config.output.mkdir(parents=True, exist_ok=True)
-    (config.output / "config.json").write_text(json.dumps(pinned, indent=1), encoding="utf-8")
-
-
 @skills_app.command("run")
 def run(
     config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="A run config (YAML).")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells only.")] = False,
     cell_ids: Annotated[list[str] | None, typer.Option(
-        "--cell", help="Run only this cell id (repeatable).")] = None,
+        "--cell", help="Run only this cell (its key; repeatable).")] = None,
 ) -> None:
     """Run the cells of a skill-setting config, resuming any that are partly recorded."""
-    from memdir.skills import AlfworldEnv, alfworld_missing, list_tasks, load_config, run_cell
+    from memdir.skills import (
+        AlfworldEnv,
+        alfworld_missing,
+        list_tasks,
+        load_config,
+        pin_run,
+        run_cell,
+    )
 
     try:
         config = load_config(config_path)
     except ValueError as exc:
         fail(str(exc), "fix the config; see configs/skills-grid.yaml for an example")
-    cells = [c for c in config.cells() if not cell_ids or c.id in cell_ids]
+    cells = [c for c in config.cells() if not cell_ids or c.key in cell_ids]
     if cell_ids and len(cells) != len(set(cell_ids)):
-        fail(f"unknown cell id among {', '.join(cell_ids)}",
+        fail(f"unknown cell key among {', '.join(cell_ids)}",
              f"list the cells with: memdir skills run {config_path} --dry-run")
     if dry_run:
         console.print(f"{config.name}: {len(cells)} cell(s), output {config.output}")
         for cell in cells:
-            console.print(f"- {cell.id}  (protocol {cell.protocol}, variant {cell.variant}, "
+            console.print(f"- {cell.key}  (protocol {cell.protocol}, variant {cell.variant}, "
                           f"curator {cell.curator or '-'}, retriever {cell.retriever or '-'}, "
                           f"execution {cell.execution})")
         console.print(f"models called: {', '.join(config.models()) or 'none (offline)'}")
@@ -76,12 +64,12 @@ def run(
     if not config.data.is_dir():
         fail(f"no ALFWorld split at {config.data}", "point 'data' at the valid_seen folder")
     tasks = list_tasks(config.data)
-    _pin(config_path)
+    pin_run(config, tasks)
     env = AlfworldEnv(max_steps=config.max_steps, cache_dir=config.cache_dir, facts=True)
 
     async def play() -> None:
         for cell in cells:
-            console.print(f"running {cell.id}")
+            console.print(f"running {cell.key}")
             await run_cell(config, cell, tasks, env)
 
     asyncio.run(play())

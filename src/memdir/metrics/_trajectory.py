@@ -7,14 +7,13 @@ than assembling its tree and re-weighting cached term counts.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from memdir.metrics._files import FileSummary
 from memdir.metrics._measure import Measurer, StoreMetrics
 from memdir.store.history import History, Step
+from memdir.tables import Table
 
 __all__ = ["COLUMNS", "Trajectory", "TrajectoryRow", "measure_history"]
 
@@ -77,28 +76,20 @@ class Trajectory:
             values.append(None if value is None else float(value))  # type: ignore[arg-type]
         return values
 
+    def as_table(self) -> Table:
+        """The growth table as a report :class:`~memdir.tables.Table` (floats to 3 digits)."""
+        rows = self.table()
+        return Table("growth", "Store growth", list(COLUMNS),
+                     [[row[c] for c in COLUMNS] for row in rows],  # type: ignore[misc]
+                     digits=3, empty="(no snapshot)")
+
     def to_csv(self) -> str:
         """The table as CSV text."""
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.table())
-        return out.getvalue()
+        return self.as_table().csv()
 
     def to_markdown(self) -> str:
         """The table as a markdown table, numbers rounded for reading."""
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
-        for row in self.table():
-            lines.append("| " + " | ".join(_cell(row[c]) for c in COLUMNS) + " |")
-        return "\n".join(lines)
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+        return self.as_table().grid()
 
 
 def measure_history(

@@ -43,6 +43,7 @@ from memdir.skills._families import (
     three_chain_orders,
 )
 from memdir.skills._gate import Attempt, GatedLibrary, gate_problem
+from memdir.skills._manifest import pin_run
 from memdir.skills._policy import GiveUp, Policy, Step
 from memdir.skills._report import CellReport, build_report, load_run
 from memdir.skills._run import (
@@ -120,6 +121,7 @@ __all__ = [
     "load_steps",
     "make_variant",
     "order_digest",
+    "pin_run",
     "parse_action",
     "read_goal",
     "render_trajectory",

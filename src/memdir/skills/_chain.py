@@ -19,13 +19,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel
-
+from memdir.runs import RunRecord, read_record, write_record
 from memdir.skills._env import AlfworldEnv
 from memdir.skills._families import AlfworldTask, order_digest
 from memdir.skills._policy import GiveUp, Policy, Step
 from memdir.skills._trajectory import Ending, Trajectory
-from memdir.store import atomic_write
 
 __all__ = [
     "ChainManifest",
@@ -44,10 +42,10 @@ class ChainMismatchError(ValueError):
     """The chain folder holds a run of a different chain."""
 
 
-class ChainManifest(BaseModel):
+class ChainManifest(RunRecord):
     """What a chain folder is a run of."""
 
-    schema_version: int = 1
+    version: int = 1
     name: str
     seed: int
     policy: str
@@ -89,9 +87,9 @@ def _record_path(chain_dir: Path, position: int) -> Path:
 def _check_manifest(chain_dir: Path, manifest: ChainManifest) -> None:
     path = chain_dir / "chain.json"
     if not path.is_file():
-        atomic_write(path, manifest.model_dump_json(indent=2).encode())
+        write_record(path, manifest)
         return
-    found = ChainManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    found = read_record(path, ChainManifest)
     if found != manifest:
         differ = [k for k in ChainManifest.model_fields
                   if getattr(found, k) != getattr(manifest, k)]
@@ -104,7 +102,7 @@ def load_records(chain_dir: Path) -> dict[int, Trajectory]:
     """The finished tasks of a chain folder, by position."""
     records = {}
     for path in sorted((chain_dir / "tasks").glob("*.json")):
-        records[int(path.stem)] = Trajectory.model_validate_json(path.read_text(encoding="utf-8"))
+        records[int(path.stem)] = read_record(path, Trajectory)
     return records
 
 
@@ -147,8 +145,7 @@ async def run_chain(tasks: Sequence[AlfworldTask], policy: Policy, chain_dir: Pa
             if before_task is not None:
                 await before_task(position, task)
             record = await run_episode(env, task, policy)
-            atomic_write(_record_path(chain_dir, position),
-                         record.model_dump_json(indent=1).encode())
+            write_record(_record_path(chain_dir, position), record)
             if after_task is not None:
                 await after_task(position, record)
         records.append(record)

@@ -13,15 +13,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memdir.agents import role_config
 from memdir.config import load_yaml_model
-from memdir.skills._variants import VariantName
+from memdir.runs import ToolsetFactory
+from memdir.skills._variants import RETRIEVER_PROMPTS, VariantName, variant_inputs
 
 __all__ = ["EXPERT", "Cell", "Protocol", "RunConfig", "load_config"]
 
 EXPERT = "expert"
 Protocol = Literal["full-chain", "three-chain"]
 _DEFAULT_PROTOCOLS: tuple[Protocol, ...] = ("full-chain",)
-_CURATED = {"curated_skills", "curated_skills_mem", "curated_skills_mem_gs"}
 
 
 def _slug(model: str) -> str:
@@ -40,13 +41,24 @@ class Cell(BaseModel):
     retriever: str | None = None
 
     @property
-    def id(self) -> str:
-        """A folder name naming the cell, e.g. ``full-chain.episode_log.exec-expert``."""
+    def key(self) -> str:
+        """The cell's name and folder, e.g. ``full-chain.episode_log.exec-expert``."""
         parts: list[str] = [self.protocol, self.variant]
         if self.curator is not None:
             parts.append(f"cur-{_slug(self.curator)}")
         parts.append(f"exec-{_slug(self.execution)}")
         return ".".join(parts)
+
+    def inputs(self) -> tuple[list[str], list[str | ToolsetFactory]]:
+        """The system prompts and tool sets the cell's roles use (what a run pins).
+
+        Derived from the variant's roles and the execution role's configuration, so
+        the pinned list is the list the run calls.
+        """
+        prompts, toolsets = variant_inputs(self.variant)
+        if self.execution != EXPERT:
+            prompts.append(role_config("execution").prompt)
+        return prompts, toolsets
 
 
 class RunConfig(BaseModel):
@@ -79,7 +91,7 @@ class RunConfig(BaseModel):
         for protocol in self.protocols:
             for execution in self.executions:
                 for variant in self.variants:
-                    if variant not in _CURATED:
+                    if variant not in RETRIEVER_PROMPTS:  # no curator, so no curator ladder
                         found.append(Cell(protocol=protocol, variant=variant,
                                           execution=execution))
                         continue

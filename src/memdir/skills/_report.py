@@ -16,8 +16,6 @@ step records and writes:
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from memdir.agents import (
     cell_bounds,
     episode_bounds,
 )
+from memdir.runs import MISSING, Table, Value, read_record
 from memdir.skills._chain import ChainManifest
 from memdir.skills._config import Cell
 from memdir.skills._families import FAMILIES
@@ -67,14 +66,14 @@ def load_run(run_dir: Path) -> list[CellReport]:
     """
     cells = []
     for cell_file in sorted(run_dir.glob("*/cell.json")):
-        cell = Cell.model_validate_json(cell_file.read_text(encoding="utf-8"))
+        cell = read_record(cell_file, Cell)
         report = CellReport(cell)
         for chain_dir in sorted(p for p in cell_file.parent.iterdir() if p.is_dir()):
             steps = load_steps(chain_dir)
             report.chains[chain_dir.name] = [steps[k] for k in sorted(steps)]
             manifest = chain_dir / "chain.json"
             if manifest.is_file():
-                planned = ChainManifest.model_validate_json(manifest.read_text(encoding="utf-8"))
+                planned = read_record(manifest, ChainManifest)
                 report.planned[chain_dir.name] = len(planned.task_ids)
         cells.append(report)
     if not cells:
@@ -104,35 +103,32 @@ def _cost(steps: list[StepRecord], role: str, prices: PriceTable) -> float | Non
     return total
 
 
-def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.4f}"
+def _money(value: float | None) -> str | None:
+    return None if value is None else f"${value:.4f}"
 
 
-def _per(value: float | None, solved: int) -> str:
-    if not solved:
-        return "-"
-    return _money(None if value is None else value / solved)
+def _per(value: float | None, solved: int) -> str | None:
+    return _money(None if value is None or not solved else value / solved)
 
 
-def _success_table(cells: list[CellReport]) -> list[str]:
+def _success_table(cells: list[CellReport]) -> Table:
     families = [f for f in FAMILIES if any(s.family == f for c in cells for s in c.steps)]
-    lines = ["| cell | all | " + " | ".join(families) + " |",
-             "| --- | --- | " + " | ".join("---" for _ in families) + " |"]
+    table = Table("success", "Success per cell and family", ["cell", "all", *families])
     for report in cells:
         steps = report.steps
-        name = report.cell.id if report.complete else f"{report.cell.id} (unfinished)"
-        row = [name, f"{sum(s.success for s in steps)} / {len(steps)}"]
+        name = report.cell.key if report.complete else f"{report.cell.key} (unfinished)"
+        row: list[Value] = [name, f"{sum(s.success for s in steps)} / {len(steps)}"]
         for family in families:
             mine = [s for s in steps if s.family == family]
-            row.append(f"{sum(s.success for s in mine)} / {len(mine)}" if mine else "-")
-        lines.append("| " + " | ".join(row) + " |")
-    return lines
+            row.append(f"{sum(s.success for s in mine)} / {len(mine)}" if mine else None)
+        table.rows.append(row)
+    return table
 
 
-def _cost_table(cells: list[CellReport], prices: PriceTable) -> list[str]:
-    lines = ["| cell | retrieval | execution | curation | deployment / solved | "
-             "build / solved | input tokens | output tokens |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+def _cost_table(cells: list[CellReport], prices: PriceTable) -> Table:
+    table = Table("cost", "Cost per role",
+                  ["cell", "retrieval", "execution", "curation", "deployment / solved",
+                   "build / solved", "input tokens", "output tokens"])
     for report in cells:
         steps = report.steps
         solved = sum(s.success for s in steps)
@@ -141,26 +137,25 @@ def _cost_table(cells: list[CellReport], prices: PriceTable) -> list[str]:
                   else cost["retrieval"] + cost["execution"])
         build = cost["curation"]
         usage = sum((_usage(steps, role) for role in ROLES), Usage())
-        lines.append(f"| {report.cell.id} | {_money(cost['retrieval'])} | "
-                     f"{_money(cost['execution'])} | {_money(build)} | {_per(deploy, solved)} | "
-                     f"{_per(build, solved)} | {usage.input} | {usage.output} |")
-    return lines
+        table.rows.append([report.cell.key, _money(cost["retrieval"]),
+                           _money(cost["execution"]), _money(build), _per(deploy, solved),
+                           _per(build, solved), usage.input, usage.output])
+    return table
 
 
-def _ratio(value: float | None, form: str) -> str:
-    return "-" if value is None else format(value, form)
+def _ratio(value: float | None, form: str) -> str | None:
+    return None if value is None else format(value, form)
 
 
-def _bounds_row(cell: str, role: str, episodes: int, bounds: ComputeBounds) -> str:
-    return (f"| {cell} | {role} | {episodes} | {bounds.ceiling} | {bounds.floor} | "
-            f"{bounds.measured} | {_ratio(bounds.realized, '.3f')} | "
-            f"{_ratio(bounds.overstatement, '.2f')} |")
+def _bounds_row(cell: str, role: str, episodes: int, bounds: ComputeBounds) -> list[Value]:
+    return [cell, role, episodes, bounds.ceiling, bounds.floor, bounds.measured,
+            _ratio(bounds.realized, ".3f"), _ratio(bounds.overstatement, ".2f")]
 
 
-def _bounds_table(cells: list[CellReport]) -> list[str]:
-    lines = ["| cell | role | episodes | no-cache ceiling | perfect-cache floor | measured | "
-             "realized share | ceiling / floor |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+def _bounds_table(cells: list[CellReport]) -> Table:
+    table = Table("bounds", "Compute bounds per role",
+                  ["cell", "role", "episodes", "no-cache ceiling", "perfect-cache floor",
+                   "measured", "realized share", "ceiling / floor"])
     for report in cells:
         total = ComputeBounds()
         count = 0
@@ -168,15 +163,15 @@ def _bounds_table(cells: list[CellReport]) -> list[str]:
             records = [r for s in report.steps if (r := _record(s, role)) is not None]
             bounds = cell_bounds(records)
             total, count = total + bounds, count + len(records)
-            lines.append(_bounds_row(report.cell.id, role, len(records), bounds))
-        lines.append(_bounds_row(report.cell.id, "all", count, total))
-    return lines
+            table.rows.append(_bounds_row(report.cell.key, role, len(records), bounds))
+        table.rows.append(_bounds_row(report.cell.key, "all", count, total))
+    return table
 
 
-def _growth_table(cells: list[CellReport]) -> list[str]:
-    lines = ["| cell | chain | tasks | files (25/50/75/100 %) | bytes at end | "
-             "schema findings | gate findings | gate refusals |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+def _growth_table(cells: list[CellReport]) -> Table:
+    table = Table("growth", "Store growth and audits",
+                  ["cell", "chain", "tasks", "files (25/50/75/100 %)", "bytes at end",
+                   "schema findings", "gate findings", "gate refusals"])
     for report in cells:
         for name, steps in report.chains.items():
             if not steps:
@@ -184,10 +179,10 @@ def _growth_table(cells: list[CellReport]) -> list[str]:
             marks = [steps[max(0, round(len(steps) * q) - 1)].store_files
                      for q in (0.25, 0.5, 0.75, 1.0)]
             refusals = sum(len(s.gate_refusals) for s in steps)
-            lines.append(f"| {report.cell.id} | {name} | {len(steps)} | "
-                         f"{'/'.join(map(str, marks))} | {steps[-1].store_bytes} | "
-                         f"{steps[-1].schema_findings} | {steps[-1].gate_findings} | {refusals} |")
-    return lines
+            table.rows.append([report.cell.key, name, len(steps), "/".join(map(str, marks)),
+                               steps[-1].store_bytes, steps[-1].schema_findings,
+                               steps[-1].gate_findings, refusals])
+    return table
 
 
 _CSV_FIELDS = ["cell", "chain", "position", "task_id", "family", "success", "steps_used",
@@ -198,38 +193,33 @@ _TOKENS = ["uncached_input", "cached_input", "cache_write", "output", "reasoning
 _BOUNDS = ["ceiling", "floor", "measured"]
 
 
-def _csv(cells: list[CellReport]) -> str:
-    token_fields = [f"{role}_{kind}" for role in ROLES for kind in _TOKENS]
-    bound_fields = [f"{role}_{kind}" for role in ROLES for kind in _BOUNDS]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS + token_fields + bound_fields,
-                            lineterminator="\n")
-    writer.writeheader()
+def _task_row(cell: str, chain: str, s: StepRecord) -> list[Value]:
+    row: list[Value] = [
+        cell, chain, s.position, s.task_id, s.family, int(s.success), s.steps_used,
+        s.execution.rounds if s.execution else 0, s.guidance_chars, len(s.served_paths),
+        len(s.gate_refusals), s.store_files, s.store_bytes, s.schema_findings,
+        s.gate_findings, round(s.reset_seconds, 3), round(s.episode_seconds, 3),
+        round(s.memory_seconds, 3)]
+    for role in ROLES:
+        record = _record(s, role)
+        usage = record.usage if record is not None else Usage()
+        row.extend(getattr(usage, kind) for kind in _TOKENS)
+    for role in ROLES:
+        record = _record(s, role)
+        bounds = episode_bounds(record) if record is not None else ComputeBounds()
+        row.extend(getattr(bounds, kind) for kind in _BOUNDS)
+    return row
+
+
+def _tasks_table(cells: list[CellReport]) -> Table:
+    """One row per task: outcome, rounds, each role's tokens and bounds, the store after it."""
+    table = Table("tasks", "Tasks", [
+        *_CSV_FIELDS, *(f"{role}_{kind}" for role in ROLES for kind in _TOKENS),
+        *(f"{role}_{kind}" for role in ROLES for kind in _BOUNDS)])
     for report in cells:
         for chain, steps in report.chains.items():
-            for s in steps:
-                row: dict[str, object] = {
-                    "cell": report.cell.id, "chain": chain, "position": s.position,
-                    "task_id": s.task_id, "family": s.family, "success": int(s.success),
-                    "steps_used": s.steps_used,
-                    "execution_rounds": s.execution.rounds if s.execution else 0,
-                    "guidance_chars": s.guidance_chars, "served_files": len(s.served_paths),
-                    "gate_refusals": len(s.gate_refusals), "store_files": s.store_files,
-                    "store_bytes": s.store_bytes, "schema_findings": s.schema_findings,
-                    "gate_findings": s.gate_findings,
-                    "reset_seconds": round(s.reset_seconds, 3),
-                    "episode_seconds": round(s.episode_seconds, 3),
-                    "memory_seconds": round(s.memory_seconds, 3)}
-                for role in ROLES:
-                    record = _record(s, role)
-                    usage = record.usage if record is not None else Usage()
-                    for kind in _TOKENS:
-                        row[f"{role}_{kind}"] = getattr(usage, kind)
-                    bounds = episode_bounds(record) if record is not None else ComputeBounds()
-                    for kind in _BOUNDS:
-                        row[f"{role}_{kind}"] = getattr(bounds, kind)
-                writer.writerow(row)
-    return out.getvalue()
+            table.rows.extend(_task_row(report.cell.key, chain, s) for s in steps)
+    return table
 
 
 def build_report(run_dir: Path, prices: PriceTable | None = None) -> tuple[Path, Path]:
@@ -238,21 +228,22 @@ def build_report(run_dir: Path, prices: PriceTable | None = None) -> tuple[Path,
     prices = prices or PriceTable.load()
     parts = [f"# Skill-setting report: {run_dir.name}", "",
              "Built from the step records only. Costs use the price table; "
-             "'unknown' means a model has no price.", "",
-             "## Success per cell and family", "", *_success_table(cells), "",
+             f"'{MISSING}' means a model has no price (or, per solved task, nothing was "
+             "solved).", "",
+             "## Success per cell and family", "", _success_table(cells).grid(), "",
              "## Cost per role (deployment = retrieval + execution, build = curation)", "",
-             *_cost_table(cells, prices), "",
+             _cost_table(cells, prices).grid(), "",
              "## Compute bounds per role (tokens; docs/costs.md)", "",
              "Ceiling: every call prefills its whole context again. Floor: each unique "
              "context token prefilled once, plus decode. Measured: what was prefilled "
              "(cache reads excluded), plus decode. Realized share: (ceiling - measured) / "
-             "(ceiling - floor); '-' when nothing could be saved.", "",
-             *_bounds_table(cells), "",
+             f"(ceiling - floor); '{MISSING}' when nothing could be saved.", "",
+             _bounds_table(cells).grid(), "",
              "## Store growth and audits (files after 25/50/75/100 % of each chain)", "",
-             *_growth_table(cells), "",
+             _growth_table(cells).grid(), "",
              "Per-task rounds and token categories: tasks.csv.", ""]
     report = run_dir / "report.md"
     table = run_dir / "tasks.csv"
     report.write_text("\n".join(parts), encoding="utf-8")
-    table.write_text(_csv(cells), encoding="utf-8")
+    table.write_text(_tasks_table(cells).csv(), encoding="utf-8")
     return report, table

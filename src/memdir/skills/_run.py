@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from inspect_ai.model import Model
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memdir.agents import EpisodeRecord
+from memdir.runs import RunRecord, read_record, write_record
 from memdir.skills._audit import audit_gate, audit_schema
 from memdir.skills._chain import load_records, run_chain
 from memdir.skills._config import EXPERT, Cell, RunConfig
@@ -34,7 +35,7 @@ from memdir.skills._families import AlfworldTask, full_chain_order, three_chain_
 from memdir.skills._policy import Policy
 from memdir.skills._trajectory import Trajectory
 from memdir.skills._variants import Served, Variant, make_variant
-from memdir.store import Store, atomic_write
+from memdir.store import Store
 from memdir.store.history import History
 
 __all__ = ["STEP_SCHEMA", "ServedRecord", "StepRecord", "chains_for", "load_steps", "run_cell"]
@@ -43,10 +44,10 @@ STEP_SCHEMA = 1
 Models = Mapping[str, Model]
 
 
-class ServedRecord(BaseModel):
+class ServedRecord(RunRecord):
     """What retrieval served before one attempt (and, once played, the execution record)."""
 
-    schema_version: int = STEP_SCHEMA
+    version: int = STEP_SCHEMA
     position: int
     task_id: str
     guidance: str = ""
@@ -55,10 +56,10 @@ class ServedRecord(BaseModel):
     execution: EpisodeRecord | None = None
 
 
-class StepRecord(BaseModel):
+class StepRecord(RunRecord):
     """One finished task of a chain with its memory work, costs and the store after it."""
 
-    schema_version: int = STEP_SCHEMA
+    version: int = STEP_SCHEMA
     position: int
     task_id: str
     family: str
@@ -113,7 +114,7 @@ def load_steps(chain_dir: Path) -> dict[int, StepRecord]:
     """The step records of a chain folder, by position."""
     found = {}
     for path in sorted(_steps_dir(chain_dir).glob("[0-9][0-9][0-9].json")):
-        found[int(path.stem)] = StepRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        found[int(path.stem)] = read_record(path, StepRecord)
     return found
 
 
@@ -165,16 +166,16 @@ class _ChainRun:
         self.memory_seconds[position] = time.perf_counter() - began
         record = ServedRecord(position=position, task_id=task.task_id, guidance=served.guidance,
                               paths=served.paths, retrieval=served.record)
-        atomic_write(self._served_path(position), record.model_dump_json(indent=1).encode())
+        write_record(self._served_path(position), record)
         if isinstance(self.policy, ModelPolicy):
             self.policy.begin(task.goal, served.guidance)
 
     async def after(self, position: int, trajectory: Trajectory) -> None:
         path = self._served_path(position)
-        record = ServedRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        record = read_record(path, ServedRecord)
         if isinstance(self.policy, ModelPolicy):
             record.execution = self.policy.take_record()
-            atomic_write(path, record.model_dump_json(indent=1).encode())
+            write_record(path, record)
         await self.finish(position, trajectory, record)
 
     async def finish(self, position: int, trajectory: Trajectory, served: ServedRecord) -> None:
@@ -196,8 +197,7 @@ class _ChainRun:
             snapshot=snapshot, reset_seconds=trajectory.reset_seconds,
             episode_seconds=trajectory.wall_seconds,
             memory_seconds=self.memory_seconds.pop(position, 0.0) + time.perf_counter() - began)
-        atomic_write(_steps_dir(self.dir) / f"{position:03d}.json",
-                     step.model_dump_json(indent=1).encode())
+        write_record(_steps_dir(self.dir) / f"{position:03d}.json", step)
 
     async def repair(self) -> None:
         """Integrate again any recorded attempt whose step record is missing."""
@@ -212,7 +212,7 @@ class _ChainRun:
             if self.history is not None:
                 earlier = [p for p in steps if p < position]
                 _restore(self.history, f"task {max(earlier):03d} " if earlier else "start")
-            served = ServedRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            served = read_record(path, ServedRecord)
             await self.finish(position, trajectory, served)
             steps = load_steps(self.dir)
 
@@ -235,9 +235,8 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
         models: Model objects standing in for model names (e.g. scripted test models).
     """
     models = models or {}
-    cell_dir = config.output / cell.id
-    cell_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(cell_dir / "cell.json", cell.model_dump_json(indent=1).encode())
+    cell_dir = config.output / cell.key
+    write_record(cell_dir / "cell.json", cell)
     for name, chain in chains_for(cell.protocol, tasks, config.seed, config.limit,
                                   config.task_ids):
         chain_dir = cell_dir / name

@@ -25,6 +25,7 @@ ever reads a store built from the attempts before t.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
@@ -35,10 +36,13 @@ from memdir.skills._families import AlfworldTask
 from memdir.skills._gate import Attempt, GatedLibrary
 from memdir.skills._trajectory import Trajectory, render_trajectory
 from memdir.store import Frontmatter, Store, parse_file, render_file, slugify
-from memdir.tools import make_toolset, write_set
+from memdir.tools import ToolSet, make_toolset, write_set
 
 __all__ = [
+    "CURATOR_PROMPTS",
     "EPISODES",
+    "RETRIEVER_PROMPTS",
+    "TASK_TURN",
     "VARIANT_NAMES",
     "CuratedVariant",
     "EpisodeLogVariant",
@@ -48,6 +52,7 @@ __all__ = [
     "Variant",
     "VariantName",
     "make_variant",
+    "variant_inputs",
 ]
 
 VariantName = Literal[
@@ -171,12 +176,40 @@ def _curation_turn(trajectory: Trajectory, served: Served, store: Store) -> str:
             "## The attempt's trajectory\n\n" + render_trajectory(trajectory))
 
 
-_RETRIEVER_PROMPTS = {
+RETRIEVER_PROMPTS = {
     "curated_skills": "retriever-cite-broad",
     "curated_skills_mem": "retriever-cite",
     "curated_skills_mem_gs": "retriever-guidance",
 }
 """The retriever's prompt per curated variant: broad citing, strict citing, guidance."""
+CURATOR_PROMPTS = {
+    "curated_skills": "curator-skills",
+    "curated_skills_mem": "curator",
+    "curated_skills_mem_gs": "curator",
+}
+"""The curator's prompt per curated variant: skills only (ungated), or skills and notes."""
+TASK_TURN = "turn-task"
+"""The retriever's user turn (the task's goal)."""
+RETRIEVER_TOOLSET = "read"
+
+
+def _curator_tools(name: str, store: Store, library: GatedLibrary | None = None) -> ToolSet:
+    """The curator's tools: the gated write set, except for the ungated ``curated_skills``."""
+    if name == "curated_skills":
+        return write_set(store)
+    return (library or GatedLibrary(store)).toolset()
+
+
+def variant_inputs(name: str) -> tuple[list[str], list[str | Callable[[Store], ToolSet]]]:
+    """The prompts and tool sets a variant's memory roles use (what a run pins).
+
+    Tool sets come as registered names, or as a factory of a set the variant
+    assembles itself (the gated library's).
+    """
+    if name not in RETRIEVER_PROMPTS:
+        return [], []
+    return ([RETRIEVER_PROMPTS[name], TASK_TURN, CURATOR_PROMPTS[name]],
+            [RETRIEVER_TOOLSET, lambda store: _curator_tools(name, store)])
 
 
 class CuratedVariant:
@@ -194,9 +227,9 @@ class CuratedVariant:
 
     def __init__(self, name: str, store: Store, curator: Model | str,
                  retriever: Model | str) -> None:
-        if name not in _RETRIEVER_PROMPTS:
+        if name not in RETRIEVER_PROMPTS:
             raise ValueError(f"unknown curated variant {name!r}; choose one of "
-                             f"{', '.join(_RETRIEVER_PROMPTS)}")
+                             f"{', '.join(RETRIEVER_PROMPTS)}")
         self.name = name
         self.store: Store | None = store
         self._store = store
@@ -210,11 +243,11 @@ class CuratedVariant:
         """Run the retriever; an empty library is skipped without a model call."""
         if not self._store.files():
             return Served()
-        prompt_name = _RETRIEVER_PROMPTS[self.name]
+        prompt_name = RETRIEVER_PROMPTS[self.name]
         role = role_config("retriever", prompt=prompt_name)
         run = await run_agent(self.retriever, role, load_prompt(prompt_name),
-                              load_prompt("turn-task", task=task.goal).text,
-                              make_toolset("read", self._store))
+                              load_prompt(TASK_TURN, task=task.goal).text,
+                              make_toolset(RETRIEVER_TOOLSET, self._store))
         text = run.text.strip()
         cited = list(dict.fromkeys(p for p in _CITED.findall(text) if self._store.exists(p)))
         if text.lower().rstrip(".") in _NOTHING:
@@ -227,8 +260,8 @@ class CuratedVariant:
         """Run the curator over the attempt, through the gated write set when gated."""
         self.library.attempt = Attempt(trajectory.task_id, trajectory.success)
         self.library.refusals = []
-        tools = self.library.toolset() if self.gated else write_set(self._store)
-        prompt = "curator" if self.gated else "curator-skills"
+        tools = _curator_tools(self.name, self._store, self.library)
+        prompt = CURATOR_PROMPTS[self.name]
         run = await run_agent(self.curator, role_config("curator", prompt=prompt),
                               load_prompt(prompt),
                               _curation_turn(trajectory, served, self._store), tools)

@@ -8,7 +8,6 @@ inspect_ai solver does nothing but call :meth:`CellRun.answer` and
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from inspect_ai.model import Model
 
 from memdir.agents import PriceTable, ask, resolve_model
 from memdir.bench import Question, is_defective
+from memdir.runs import write_record
 from memdir.store import Store
 from memdir.study._config import Cell, StudyConfig
 from memdir.study._diagnostics import cited_locators, episode_reads
@@ -25,7 +25,7 @@ from memdir.study._records import QuestionRecord
 from memdir.study._roles import ASK_VARIANT, search_role
 from memdir.tools import ToolSet, make_toolset
 
-__all__ = ["CellRun", "question_text", "record_path", "write_json"]
+__all__ = ["CellRun", "question_text", "record_path"]
 
 
 def question_text(question: Question) -> str:
@@ -39,14 +39,6 @@ def record_path(folder: Path, question: Question) -> Path:
     """Where a cell folder holds the question's record."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in question.id)
     return folder / "records" / f"{safe}.json"
-
-
-def write_json(path: Path, data: object) -> None:
-    """Write ``data`` as JSON atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
 
 
 class CellRun:
@@ -92,7 +84,7 @@ class CellRun:
 
     def write(self, record: QuestionRecord, question: Question) -> None:
         """Store the question's record; from now on a rerun skips the question."""
-        write_json(self.record_path(question), record.model_dump(mode="json"))
+        write_record(self.record_path(question), record)
 
     async def answer(self, question: Question, judged: bool) -> QuestionRecord:
         """Ask the cell's search agent, read what it saw, grade (and judge) the answer.

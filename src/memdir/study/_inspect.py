@@ -12,54 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from inspect_ai import Task, eval_async
+from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model, ModelOutput
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
-from memdir.agents import is_offline
 from memdir.bench import Question
+from memdir.runs import run_eval
 from memdir.study._answer import CellRun, question_text
-from memdir.study._evals import quiet_display
 from memdir.study._records import Grades
 
-__all__ = ["EVAL_SETTINGS", "cell_task", "eval_cell", "study_answer", "study_grade"]
+__all__ = ["cell_task", "eval_cell", "study_answer", "study_grade"]
 
 AnsweredFn = Callable[[Question], None]
 """Called after a question's record is written."""
-
-EVAL_SETTINGS: dict[str, Any] = {
-    "fail_on_error": True,
-    "continue_on_fail": False,
-    "retry_on_error": 1,
-    "score_display": False,
-    "log_images": False,
-    "ctl_server": False,
-}
-"""How every cell's eval runs.
-
-The first sample error that survives the model's own retries and one retry of
-the whole sample stops the eval and fails the cell: a cell is complete or not
-reported. Records of questions answered before that stay on disk for the rerun.
-No control server (``inspect ctl``): nothing here uses it, and it costs time on
-every event.
-"""
-
-
-def _realtime(model: Model) -> bool:
-    """Whether to keep inspect_ai's realtime sample buffer (live samples in ``inspect view``).
-
-    A provider call takes seconds, so the buffer's writes per event are noise and
-    watching a long paid run live is worth it. memdir's offline policies answer in
-    milliseconds (as does mockllm); there the buffer made a cell about 1.4x slower
-    (benchmarks/study.py).
-    """
-    return not is_offline(model)
-
 
 @solver
 def study_answer(run: CellRun, answered: AnsweredFn | None = None):  # type: ignore[no-untyped-def]
@@ -123,13 +92,6 @@ async def eval_cell(run: CellRun, questions: list[tuple[int, Question]], log_dir
         KeyboardInterrupt: The eval was interrupted before it wrote a log (Ctrl-C).
     """
     model: Model = run.model(run.cell.search_model)
-    with quiet_display():
-        logs = await eval_async(
-            cell_task(run, questions, answered), model=model, log_dir=str(log_dir),
-            max_samples=run.config.concurrency, tags=[run.config.name],
-            metadata={"study": run.config.name}, log_realtime=_realtime(model),
-            **EVAL_SETTINGS,
-        )
-    if not logs:  # inspect_ai returns no log when Ctrl-C cancelled the eval
-        raise KeyboardInterrupt(f"the eval of {run.cell.key} was interrupted; rerun to resume")
-    return logs[0]
+    return await run_eval(cell_task(run, questions, answered), model, log_dir,
+                          f"the eval of {run.cell.key}", max_samples=run.config.concurrency,
+                          tags=[run.config.name], metadata={"study": run.config.name})

@@ -14,16 +14,13 @@ from collections import defaultdict
 from collections.abc import Callable
 from statistics import mean
 
+from memdir.runs import MISSING, Table
 from memdir.study._load import RunRecords
 from memdir.study._records import CellStatus, QuestionRecord
-from memdir.study._tables import Table
 
 __all__ = ["ScoreFn", "table_ladders"]
 
 ScoreFn = Callable[[QuestionRecord], float | None]
-
-_NONE = "—"
-
 
 def _group(status: CellStatus) -> tuple[str, str, str]:
     return status.cell.dataset_key, status.cell.variant, status.cell.harness
@@ -52,13 +49,13 @@ def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
         groups[_group(status)].append(status)
     tables = []
     for (dataset, variant, harness), statuses in groups.items():
-        builders = sorted({s.cell.builder_model or _NONE for s in statuses})
+        builders = sorted({s.cell.builder_model or MISSING for s in statuses})
         searchers = sorted({s.cell.search_model for s in statuses})
         if len(builders) * len(searchers) < 2:
             continue
         pooled: dict[tuple[str, str], list[QuestionRecord]] = defaultdict(list)
         for s in statuses:
-            pooled[(s.cell.builder_model or _NONE, s.cell.search_model)].extend(
+            pooled[(s.cell.builder_model or MISSING, s.cell.search_model)].extend(
                 run.records[s.cell.key])
         suffix = "" if harness == "center" else f", {harness}"
         table = Table(

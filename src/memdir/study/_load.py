@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memdir.runs import read_manifest, read_record
 from memdir.study._records import CellStatus, QuestionRecord, StoreInfo
 
 __all__ = ["RunRecords", "load_run"]
@@ -36,28 +36,26 @@ def load_run(folder: str | Path) -> RunRecords:
 
     Raises:
         FileNotFoundError: The folder holds no run (no ``cells/*/status.json``).
+        ValueError: A record file is damaged (the message names it).
     """
     root = Path(folder)
     paths = sorted((root / "cells").glob("*/status.json"))
     if not paths:
         raise FileNotFoundError(f"{root}: no cell status files; is this a study run folder?")
-    run = RunRecords(root, [CellStatus.model_validate_json(p.read_text("utf-8")) for p in paths])
+    run = RunRecords(root, [read_record(p, CellStatus) for p in paths])
     order = _cell_order(root)
     run.statuses.sort(key=lambda s: order.get(s.cell.key, len(order)))
     for status in run.complete:
-        records = [QuestionRecord.model_validate_json(p.read_text("utf-8"))
-                   for p in sorted((root / "cells" / status.cell.key / "records").glob("*.json"))]
+        folder = root / "cells" / status.cell.key / "records"
+        records = [read_record(p, QuestionRecord) for p in sorted(folder.glob("*.json"))]
         records.sort(key=lambda r: (r.order is None, r.order or 0, r.question_id))
         run.records[status.cell.key] = records
     for path in sorted((root / "stores").glob("*.json")):
-        info = StoreInfo.model_validate_json(path.read_text("utf-8"))
+        info = read_record(path, StoreInfo)
         run.stores[info.key] = info
     return run
 
 
 def _cell_order(root: Path) -> dict[str, int]:
-    path = root / "manifest.json"
-    if not path.exists():
-        return {}
-    cells = json.loads(path.read_text("utf-8")).get("cells", [])
-    return {key: i for i, key in enumerate(cells)}
+    manifest = read_manifest(root)
+    return {} if manifest is None else {key: i for i, key in enumerate(manifest.cells)}

@@ -1,39 +1,27 @@
-"""The run manifest: everything a run depends on, pinned next to its records."""
+"""The run manifest: everything a run depends on, pinned next to its records.
+
+The pins themselves (prompt hashes, tool-set digests, dataset hashes, versions)
+are computed by :func:`memdir.runs.pin_inputs`, the same way the skill setting
+pins its runs; this module only names what the study's cells use.
+"""
 
 from __future__ import annotations
 
-import json
-import platform
-import tempfile
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from memdir.agents import load_prompt, role_config
+from memdir.agents import role_config
 from memdir.builders import variant_spec
-from memdir.store import Store
+from memdir.runs import RunManifest, pin_inputs
+from memdir.runs import read_manifest as read_run_manifest
+from memdir.runs import write_manifest as write_run_manifest
 from memdir.study._config import Cell, StudyConfig
 from memdir.study._roles import search_role
 from memdir.study._stores import dataset_hashes
-from memdir.tools import make_toolset
 
-__all__ = ["MANIFEST_VERSION", "read_manifest", "write_manifest"]
-
-MANIFEST_VERSION = 1
-_PACKAGES = ("memdir", "inspect-ai", "pydantic", "bm25s")
-
-
-def _versions() -> dict[str, str]:
-    found = {"python": platform.python_version()}
-    for name in _PACKAGES:
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = "not installed"
-    return found
-
+__all__ = ["read_manifest", "study_prompts", "study_toolsets", "write_manifest"]
 
 def _builder_prompts(variant: str) -> tuple[str, ...]:
     """The builder's system prompts of a variant, in both locator forms (none if zero-cost)."""
@@ -46,8 +34,8 @@ def _builder_toolset(variant: str) -> str | None:
     return None if role is None else role_config(role).toolset
 
 
-def _prompt_hashes(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
-    """SHA-256 of each search and builder system prompt the cells may use.
+def study_prompts(cells: list[Cell], config: StudyConfig) -> set[str]:
+    """The search and builder system prompts the cells may use.
 
     Judge and user-turn prompts take fields, so each call's own hash is in its call
     record (and a build's user-turn template hash is part of its build key).
@@ -55,16 +43,14 @@ def _prompt_hashes(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
     names = {search_role(c, config).prompt for c in cells}
     for cell in cells:
         names.update(_builder_prompts(cell.variant))
-    return {name: load_prompt(name).sha256 for name in sorted(names)}
+    return names
 
 
-def _toolset_digests(cells: list[Cell], config: StudyConfig) -> dict[str, str]:
-    """Digest of every tool set the cells use (search and build): names, descriptions, schemas."""
+def study_toolsets(cells: list[Cell], config: StudyConfig) -> set[str]:
+    """Every tool set the cells use (search and build)."""
     names = {t for c in cells if (t := search_role(c, config).toolset) is not None}
     names.update(t for c in cells if (t := _builder_toolset(c.variant)) is not None)
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "memories", create=True)
-        return {name: make_toolset(name, store).digest() for name in sorted(names)}
+    return names
 
 
 def write_manifest(config: StudyConfig, cells: list[Cell], out: Path, data_dir: Path) -> None:
@@ -76,30 +62,18 @@ def write_manifest(config: StudyConfig, cells: list[Cell], out: Path, data_dir: 
     Raises:
         ValueError: The folder holds a run of a different config.
     """
-    out.mkdir(parents=True, exist_ok=True)
     resolved = config.model_dump(mode="json")
     resolved["data_dir"] = str(data_dir)
-    previous = read_manifest(out)
-    if previous is not None and previous["config"] != resolved:
-        raise ValueError(f"{out} holds a run of a different config; use another --out folder")
-    manifest: dict[str, Any] = {
-        "version": MANIFEST_VERSION,
-        "config": resolved,
-        "seed": config.seed,
-        "cells": [c.key for c in cells],
-        "prompt_hashes": _prompt_hashes(cells, config),
-        "toolset_digests": _toolset_digests(cells, config),
-        "datasets": dataset_hashes(cells, data_dir),
-        "versions": _versions(),
-    }
+    pins = pin_inputs(prompts=study_prompts(cells, config),
+                      toolsets=study_toolsets(cells, config),
+                      datasets=dataset_hashes(cells, data_dir))
+    manifest = RunManifest(config=resolved, seed=config.seed, cells=[c.key for c in cells],
+                           **pins.model_dump())
+    write_run_manifest(out, manifest)
     (out / "config.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False), "utf-8")
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1), "utf-8")
 
 
 def read_manifest(out: Path) -> dict[str, Any] | None:
-    """The manifest of a run folder, or None if there is none yet."""
-    path = out / "manifest.json"
-    if not path.exists():
-        return None
-    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
-    return data
+    """The manifest of a run folder as JSON data, or None if there is none yet."""
+    manifest = read_run_manifest(out)
+    return None if manifest is None else manifest.model_dump(mode="json")

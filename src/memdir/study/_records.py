@@ -1,7 +1,7 @@
 """What a study run writes: one record per question, a status per cell, a manifest per run.
 
-Records are versioned pydantic models written as JSON; every report reads them and
-nothing else, so a report never re-runs a model.
+Records are versioned pydantic models (:class:`memdir.runs.RunRecord`) written as
+JSON; every report reads them and nothing else, so a report never re-runs a model.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from memdir.agents import EpisodeRecord, Usage
+from memdir.runs import RunRecord
 from memdir.study._config import Cell
 
 __all__ = [
@@ -47,7 +48,7 @@ class Grades(BaseModel):
     judge_error: str | None = None
 
 
-class QuestionRecord(BaseModel):
+class QuestionRecord(RunRecord):
     """One question answered in one cell."""
 
     version: int = STUDY_RECORD_VERSION
@@ -79,7 +80,7 @@ class QuestionRecord(BaseModel):
     episode: EpisodeRecord
 
 
-class StoreInfo(BaseModel):
+class StoreInfo(RunRecord):
     """A built store: where it is, how it was built, and its profile."""
 
     key: str
@@ -96,7 +97,7 @@ class StoreInfo(BaseModel):
     error: str | None = None
 
 
-class CellStatus(BaseModel):
+class CellStatus(RunRecord):
     """Whether a cell completed; a cell that did not is never reported."""
 
     version: int = STUDY_RECORD_VERSION

@@ -17,11 +17,11 @@ from statistics import mean
 from typing import Any
 
 from memdir.agents import ComputeBounds, EpisodeRecord, cell_bounds
+from memdir.runs import Table
 from memdir.study._ladders import table_ladders
 from memdir.study._load import RunRecords, load_run
 from memdir.study._records import CellStatus, QuestionRecord
 from memdir.study._stats import sign_test
-from memdir.study._tables import Table
 
 __all__ = ["WRONG_F1", "build_tables", "primary_score", "write_report"]
 
@@ -46,7 +46,7 @@ def _pct(values: list[float | None]) -> float | None:
 
 def _label(status: CellStatus) -> list[str | None]:
     c = status.cell
-    return [c.dataset_key, c.conversation, c.variant, c.builder_model or "—", c.search_model,
+    return [c.dataset_key, c.conversation, c.variant, c.builder_model, c.search_model,
             c.harness]
 
 

@@ -13,10 +13,8 @@ otherwise it is ``failed`` with the reason, and reports leave it out.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
@@ -24,8 +22,9 @@ from inspect_ai.model import Model
 from memdir.agents import AgentError, PriceTable
 from memdir.bench import Conversation, DatasetError, Question
 from memdir.config import get_settings
+from memdir.runs import eval_failure, note_eval, write_record
 from memdir.store import Store
-from memdir.study._answer import CellRun, record_path, write_json
+from memdir.study._answer import CellRun, record_path
 from memdir.study._config import Cell, ConfigError, StudyConfig
 from memdir.study._inspect import eval_cell
 from memdir.study._manifest import write_manifest
@@ -84,7 +83,7 @@ class _Study:
             root = self.out / "stores"
             store, info = await build_store(cell, conversation, root, self.config,
                                             self.models, self.prices, log_dir=log_dir(self.out))
-            write_json(root / f"{cell.store_key}.json", info.model_dump(mode="json"))
+            write_record(root / f"{cell.store_key}.json", info)
             self.stores[cell.store_key] = store
         return self.stores[cell.store_key]
 
@@ -109,8 +108,8 @@ class _Study:
                 status = status.model_copy(update={
                     "toolset_digest": run.tools.digest() if run.tools else None})
                 log = await self._eval(run, pending, len(inputs.questions))
-                _note_eval(self.out, folder, log)
-                status = status.model_copy(update={"reason": _eval_failure(log)})
+                note_eval(self.out, folder / "evals.json", log)
+                status = status.model_copy(update={"reason": eval_failure(log, "question")})
                 if log.status == "cancelled":
                     raise KeyboardInterrupt(status.reason)
         except _CELL_ERRORS as exc:
@@ -144,7 +143,7 @@ def _finish(folder: Path, status: CellStatus) -> CellStatus:
         status = status.model_copy(update={"reason": "not every question has a record"})
     status = status.model_copy(update={
         "answered": answered, "status": "failed" if status.reason else "complete"})
-    write_json(folder / "status.json", status.model_dump(mode="json"))
+    write_record(folder / "status.json", status)
     return status
 
 
@@ -154,34 +153,6 @@ def _previous(folder: Path, cell: Cell) -> CellStatus:
     if path.exists():
         return CellStatus.model_validate_json(path.read_text("utf-8"))
     return CellStatus(cell=cell, status="pending", store=cell.store_key)
-
-
-def _eval_failure(log: EvalLog) -> str | None:
-    """Why the cell's eval did not finish every sample (None when it did)."""
-    if log.status == "success":
-        return None
-    failed = [s for s in log.samples or [] if s.error is not None]
-    where = f"question {failed[0].id}: " if failed else ""
-    error = failed[0].error if failed else log.error
-    message = error.message if error is not None else "no error message"
-    return f"the eval {log.status} ({where}{message}); log {log.location}"
-
-
-def _note_eval(out: Path, folder: Path, log: EvalLog) -> None:
-    """Append the eval's log file to the cell's ``evals.json`` (one entry per attempt).
-
-    The path is relative to the run folder, so a moved or copied run still finds it.
-    """
-    location = Path(log.location).absolute()
-    if location.is_relative_to(out.absolute()):
-        location = location.relative_to(out.absolute())
-    path = folder / "evals.json"
-    evals: list[dict[str, Any]] = (json.loads(path.read_text("utf-8")) if path.exists()
-                                   else [])
-    evals.append({"log": str(location), "status": log.status,
-                  "samples": len(log.eval.dataset.sample_ids or []),
-                  "started": log.stats.started_at, "completed": log.stats.completed_at})
-    write_json(path, evals)
 
 
 async def run_study_async(

@@ -34,10 +34,10 @@ from memdir.bench import (
 )
 from memdir.builders import BuildError, BuiltVariant, build_variant, variant_spec
 from memdir.metrics import measure_store
+from memdir.runs import EvalFailed, eval_work
 from memdir.store import Store
 from memdir.store.history import HistoryError
 from memdir.study._config import Cell, StudyConfig
-from memdir.study._evals import EvalFailed, eval_build
 from memdir.study._records import StoreInfo
 
 __all__ = [
@@ -180,8 +180,8 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
         if log_dir is None or model is None or not by_model:
             built = await build()
         else:
-            built = await eval_build(f"build__{cell.store_key}", model, log_dir, build,
-                                     {"store": cell.store_key, "variant": cell.variant})
+            built = await eval_work(f"build__{cell.store_key}", model, log_dir, build,
+                                    {"store": cell.store_key, "variant": cell.variant})
     except (BuildError, HistoryError, EvalFailed) as exc:
         raise StoreBuildFailed(f"building the {cell.variant} store with "
                                f"{cell.builder_model} failed: {exc}") from exc
