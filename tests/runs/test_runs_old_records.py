@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from memdir.agents import PriceTable
+from memdir.builders import BuildRecord, UnitRecord
 from memdir.skills import build_report
 from memdir.skills import load_run as load_skills_run
 from memdir.study import load_run, write_report
@@ -44,3 +46,42 @@ def test_an_old_skills_run_loads_with_the_older_version_spelling(old_skills: Pat
     md, csv = build_report(old_skills, PriceTable.load())
     assert f"| {cell.cell.key} | 1 / 1 | 1 / 1 |" in md.read_text(encoding="utf-8")
     assert csv.read_text(encoding="utf-8").splitlines()[1].startswith(f"{cell.cell.key},full,0,")
+
+
+def test_old_question_records_derive_their_figures_from_the_episode(old_study: Path) -> None:
+    run = load_run(old_study)
+    (record,) = next(iter(run.records.values()))
+    copied = json.loads(next(old_study.glob("cells/*/records/*.json")).read_text())
+    assert (record.rounds, record.tool_calls, record.tool_errors) == (
+        copied["rounds"], copied["tool_calls"], copied["tool_errors"])
+    assert record.usage.model_dump() == copied["usage"]
+    assert record.cost(run.prices) == run.prices.cost("openai/gpt-5.4-mini", record.usage)
+    assert "rounds" not in record.model_dump() and "usage" not in record.model_dump()
+
+
+def test_an_old_build_record_is_typed_and_its_units_read_their_episodes(old_study: Path) -> None:
+    (info,) = load_run(old_study).stores.values()
+    build = info.build
+    assert isinstance(build, BuildRecord) and build.model_calls == 2
+    (unit,) = build.units
+    assert unit.episode is not None and unit.copied is None  # the copies were dropped
+    assert (unit.rounds, unit.tool_calls, unit.usage.input) == (2, 1, 6400)
+    assert unit.summary == "Filed the keeper's painting."
+
+
+def test_a_unit_record_without_its_episode_keeps_the_copied_figures() -> None:
+    unit = UnitRecord.model_validate({"kind": "chunk", "index": 1, "label": "s1", "rounds": 3,
+                                      "tool_calls": 2, "usage": {"output": 7}, "summary": "ok"})
+    assert unit.episode is None and unit.copied is not None
+    assert (unit.rounds, unit.tool_calls, unit.usage.output, unit.summary) == (3, 2, 7, "ok")
+    assert UnitRecord.model_validate(unit.model_dump()) == unit
+
+
+def test_a_step_record_derives_each_roles_figures_from_its_episodes(old_skills: Path) -> None:
+    (cell,) = load_skills_run(old_skills)
+    (step,) = cell.steps
+    prices = PriceTable.load()
+    assert step.usage("curation").input == 4200 and step.usage("retrieval").input == 0
+    assert step.usage() == step.usage("curation") and step.rounds("curation") == 2
+    assert step.cost("retrieval", prices) == 0.0
+    assert step.cost("curation", prices) == prices.cost("openai/gpt-5.4-mini", step.usage())

@@ -105,24 +105,31 @@ def test_each_built_store_records_its_build(built_run: tuple[Path, Builder, Stud
     run = load_run(tmp / "run")
     stores = {info.variant: info for info in run.stores.values()}
     assert set(stores) == set(VARIANTS)
-    curated = stores["curated"].build or {}
-    chunks = len(curated["units"])
+    curated = stores["curated"].build
+    assert curated is not None
+    chunks = len(curated.units)
     assert builder.calls == {"foldering": 2, "reorganize": 3, "curate": 2 * chunks}
     for variant, info in stores.items():
-        build = info.build or {}
+        build = info.build
+        assert build is not None
         assert info.build_usage is not None and info.build_usage.uncached_input > 0
         calls_made = {"foldered": 2, "reorganized-preserve": 3, "curated": 2 * chunks}[variant]
-        assert build["model_calls"] == calls_made
+        assert build.model_calls == calls_made
         # 100 input and 10 output tokens a call, at $1 and $2 per million
         assert info.build_cost == pytest.approx(calls_made * 120e-6)
-        assert build["builder_model"] == "mockllm/model" and not build["reused"]
+        assert build.builder_model == "mockllm/model" and not build.reused
+        # each unit's figures derive from the episode it keeps
+        assert sum(u.rounds for u in build.units) == calls_made
+        assert all(u.episode is not None and u.copied is None for u in build.units)
         assert Path(info.path or "").is_relative_to(tmp / "cache")
-    foldered = stores["foldered"].build or {}
-    assert [m["new"] for m in foldered["moves"]] == [
+    foldered = stores["foldered"].build
+    assert foldered is not None
+    assert [m.new for m in foldered.moves] == [
         "/memories/early/session-01.md", "/memories/early/session-02.md",
         "/memories/later/session-03.md"]
-    reorganized = stores["reorganized-preserve"].build or {}
-    assert [u["changed"] for u in reorganized["units"]] == [True, False]
+    reorganized = stores["reorganized-preserve"].build
+    assert reorganized is not None
+    assert [u.changed for u in reorganized.units] == [True, False]
     assert stores["foldered"].profile["folders"] == 2
 
 
@@ -134,10 +141,10 @@ def test_the_manifest_pins_the_builder_prompts_and_tools(
             "management-conversation"} <= set(manifest["prompt_hashes"])
     assert {"folder", "write", "read"} <= set(manifest["toolset_digests"])
     run = load_run(tmp / "run")
-    builds = {i.variant: i.build or {} for i in run.stores.values()}
-    assert builds["curated"]["prompt_hash"] == manifest["prompt_hashes"][
+    builds = {i.variant: i.build for i in run.stores.values() if i.build is not None}
+    assert builds["curated"].prompt_hash == manifest["prompt_hashes"][
         "management-conversation"]
-    assert builds["foldered"]["toolset_digest"] == manifest["toolset_digests"]["folder"]
+    assert builds["foldered"].toolset_digest == manifest["toolset_digests"]["folder"]
 
 
 def test_table3_shows_build_tokens_and_dollars(built_run: tuple[Path, Builder, StudyConfig]
@@ -165,7 +172,7 @@ def test_a_second_run_reuses_the_cached_builds(built_run: tuple[Path, Builder, S
     assert all(s.status == "complete" for s in statuses)
     assert sum(again.calls.values()) == 0
     run = load_run(tmp / "rerun")
-    assert all((info.build or {})["reused"] for info in run.stores.values())
+    assert all(info.build is not None and info.build.reused for info in run.stores.values())
     assert all(info.build_cost is not None and info.build_cost > 0
                for info in run.stores.values())
 
@@ -183,10 +190,11 @@ def test_a_failed_build_fails_its_cell_and_the_rerun_resumes_it(tmp_path: Path) 
     working = Builder()
     (status,) = run_study(config, tmp_path / "run", models={"mockllm/model": working.model()})
     assert status.status == "complete" and status.answered == 2
-    record = load_run(tmp_path / "run").stores[status.cell.store_key].build or {}
-    chunks = len(record["units"])
+    record = load_run(tmp_path / "run").stores[status.cell.store_key].build
+    assert record is not None
+    chunks = len(record.units)
     assert working.calls["curate"] == 2 * (chunks - 2)  # chunks 1 and 2 were not redone
-    assert [u["index"] for u in record["units"]] == list(range(1, chunks + 1))
+    assert [u.index for u in record.units] == list(range(1, chunks + 1))
 
 
 def test_each_build_is_a_transcript_in_the_runs_logs(built_run: tuple[Path, Builder, StudyConfig]
@@ -203,5 +211,6 @@ def test_each_build_is_a_transcript_in_the_runs_logs(built_run: tuple[Path, Buil
         log = logs[info.variant]
         assert log.status == "success" and log.samples is not None
         [sample] = log.samples
+        assert info.build is not None
         # every model call the build recorded is in the build's transcript
-        assert len(model_events(sample, "mockllm/model")) == (info.build or {})["model_calls"]
+        assert len(model_events(sample, "mockllm/model")) == info.build.model_calls

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir.agents import EpisodeRecord
+from memdir.agents import CallRecord, EpisodeRecord, ModelPrice, PriceTable, Usage
 from memdir.study import (
     Cell,
     CellStatus,
@@ -26,17 +26,25 @@ def _cell(builder: str | None, searcher: str, conversation: str = "conv-50",
                 search_model=searcher, harness="center")
 
 
+PRICED = PriceTable({m: ModelPrice(output=1.0) for m in ("s/mini", "s/big", "s/a")})
+"""$1 per million output tokens for every search model but s/b (unpriced)."""
+
+
 def _records(cell: Cell, scores: list[float], cost: float | None) -> list[QuestionRecord]:
+    """Records whose episodes spent ``cost`` dollars by :data:`PRICED` (None: unpriced)."""
+    tokens = 1 if cost is None else round(cost * 1_000_000)
+    call = CallRecord(role="search", round=1, model=cell.search_model, prompt_hash="h",
+                      stop_reason="stop", latency_s=0.0, usage=Usage(output=tokens))
     episode = EpisodeRecord(role="search", model=cell.search_model, prompt_name="p",
-                            prompt_hash="h", max_rounds=1)
+                            prompt_hash="h", max_rounds=1, calls=[call])
     return [QuestionRecord(cell=cell.key, question_id=f"q{n}", order=n, category=1,
                            category_name="single-hop", question="?", gold="g", answer="a",
-                           cost=cost, grades=Grades(f1=s), episode=episode)
+                           grades=Grades(f1=s), episode=episode)
             for n, s in enumerate(scores)]
 
 
 def _run(*cells: tuple[Cell, list[float], float | None, bool]) -> RunRecords:
-    run = RunRecords(Path("."), [])
+    run = RunRecords(Path("."), [], prices=PRICED)
     for cell, scores, cost, complete in cells:
         run.statuses.append(CellStatus(cell=cell, status="complete" if complete else "failed"))
         if complete:

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 
+from memdir.agents import PriceTable
 from memdir.browse._context import Browser
 from memdir.browse._sources import chain_store_id, slug
 from memdir.browse._state import history_steps
@@ -41,8 +42,8 @@ def _pct(values: list[float | None]) -> float | None:
     return 100 * mean(present) if present else None
 
 
-def _cost(records: list[QuestionRecord]) -> float | None:
-    costs = [r.cost for r in records]
+def _cost(records: list[QuestionRecord], prices: PriceTable) -> float | None:
+    costs = [r.cost(prices) for r in records]
     if not costs or any(c is None for c in costs):
         return None
     return sum(c for c in costs if c is not None)
@@ -64,7 +65,7 @@ def _cell_rows(browser: Browser, run: RunRecords) -> list[CellRow]:
             status,
             _pct([primary_score(r) for r in records]),
             _pct([primary_score(r, use_judge=True) for r in records]),
-            _cost(records),
+            _cost(records, run.prices),
             sid if sid in browser.catalog.stores else None,
         ))
     return rows

@@ -168,10 +168,10 @@ def _study(folder: Path, data_dir: Path | None) -> Catalog:
     for key, info in run.stores.items():
         if info.path is None or not Path(info.path).is_dir():
             continue
-        build = info.build or {}
+        build = info.build
         ref = None
-        if build.get("benchmark") and build.get("conversation_id"):
-            ref = ConversationRef(build["benchmark"], build["conversation_id"], run_data)
+        if build is not None and build.benchmark and build.conversation_id:
+            ref = ConversationRef(build.benchmark, build.conversation_id, run_data)
         stores[slug(key)] = BrowsedStore(slug(key), key, Store(Path(info.path)), ref,
                                          f"{info.variant} store of this run")
     return Catalog("study", folder, f"study run {folder.name}", stores, study=run,

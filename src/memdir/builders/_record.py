@@ -10,9 +10,9 @@ store ``chunk-retrieval``; they load as ``chunk``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memdir.agents import EpisodeRecord, Usage
 from memdir.builders._catalog import VariantName
@@ -38,42 +38,107 @@ class Move(BaseModel):
     new: str
 
 
+class UnitFigures(BaseModel):
+    """What a unit record written before its episode was kept copied from that episode."""
+
+    model_config = ConfigDict(frozen=True)
+
+    usage: Usage = Field(default_factory=Usage)
+    rounds: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    budget_exhausted: bool = False
+    wall_seconds: float = 0.0
+    summary: str = ""
+
+
+_COPIED = tuple(UnitFigures.model_fields)
+
+
 class UnitRecord(BaseModel):
-    """One unit of a model-driven build: a chunk, a pass, or the foldering episode."""
+    """One unit of a model-driven build: a chunk, a pass, or the foldering episode.
+
+    Rounds, tool calls, usage, wall time and the final reply derive from the
+    unit's episode. A record that predates the kept episode carries them in
+    ``copied``; one that kept both reads the episode and drops the copies.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["chunk", "pass", "episode"]
     index: int = Field(ge=1)
     label: str
-    usage: Usage = Field(default_factory=Usage)
     cost: float | None = None
     """Dollars by the price table; None if the model's price is unknown."""
-    rounds: int = 0
-    tool_calls: int = 0
-    tool_errors: int = 0
-    budget_exhausted: bool = False
-    wall_seconds: float = 0.0
     changed: bool = True
     """Whether the unit changed the store (a pass that did not ends a reorganization)."""
-    summary: str = ""
-    """The agent's final reply."""
     episode: EpisodeRecord | None = None
     """Every model call of the unit (role, round, tool calls, stop reason, latency,
     usage), for compute bounds and audits; None in records written before it was kept."""
+    copied: UnitFigures | None = None
+    """The figures of a record written without its episode (None once the episode is kept)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_copies(cls, data: Any) -> Any:
+        """Fold the copied figures of an older record into ``copied`` (or drop them)."""
+        if isinstance(data, dict) and any(k in data for k in _COPIED):
+            data = dict(data)
+            figures = {k: data.pop(k) for k in _COPIED if k in data}
+            if data.get("episode") is None:
+                data["copied"] = figures
+        return data
+
+    def _figures(self) -> UnitFigures:
+        if self.episode is None:
+            return self.copied or UnitFigures()
+        e = self.episode
+        return UnitFigures(usage=e.usage, rounds=e.rounds, tool_calls=e.tool_call_count,
+                           tool_errors=e.tool_errors, budget_exhausted=e.budget_exhausted,
+                           wall_seconds=e.wall_s, summary=e.final_text)
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens over every model call of the unit."""
+        return self._figures().usage
+
+    @property
+    def rounds(self) -> int:
+        """Model calls the unit made."""
+        return self._figures().rounds
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls over every round."""
+        return self._figures().tool_calls
+
+    @property
+    def tool_errors(self) -> int:
+        """Tool calls that came back as errors."""
+        return self._figures().tool_errors
+
+    @property
+    def budget_exhausted(self) -> bool:
+        """Whether the round budget ran out."""
+        return self._figures().budget_exhausted
+
+    @property
+    def wall_seconds(self) -> float:
+        """Wall time of the unit's episode."""
+        return self._figures().wall_seconds
+
+    @property
+    def summary(self) -> str:
+        """The agent's final reply."""
+        return self._figures().summary
 
     @classmethod
     def from_episode(cls, kind: Literal["chunk", "pass", "episode"], index: int, label: str,
                      episode: EpisodeRecord, cost: float | None,
                      changed: bool = True) -> UnitRecord:
         """The unit record of one agent episode."""
-        return cls(
-            kind=kind, index=index, label=label, usage=episode.usage, cost=cost,
-            rounds=episode.rounds, tool_calls=episode.tool_call_count,
-            tool_errors=episode.tool_errors, budget_exhausted=episode.budget_exhausted,
-            wall_seconds=episode.wall_s, changed=changed, summary=episode.final_text,
-            episode=episode,
-        )
+        return cls(kind=kind, index=index, label=label, cost=cost, changed=changed,
+                   episode=episode)
 
 
 class BuildRecord(BaseModel):

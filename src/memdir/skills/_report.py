@@ -21,7 +21,6 @@ from pathlib import Path
 
 from memdir.agents import (
     ComputeBounds,
-    EpisodeRecord,
     PriceTable,
     Usage,
     cell_bounds,
@@ -31,12 +30,9 @@ from memdir.runs import MISSING, Table, Value, read_record
 from memdir.skills._chain import ChainManifest
 from memdir.skills._config import Cell
 from memdir.skills._families import FAMILIES
-from memdir.skills._run import StepRecord, load_steps
+from memdir.skills._run import ROLES, Role, StepRecord, load_steps
 
 __all__ = ["CellReport", "build_report", "load_run"]
-
-ROLES = ("retrieval", "execution", "curation")
-
 
 @dataclass
 class CellReport:
@@ -81,26 +77,9 @@ def load_run(run_dir: Path) -> list[CellReport]:
     return cells
 
 
-def _record(step: StepRecord, role: str) -> EpisodeRecord | None:
-    record: EpisodeRecord | None = getattr(step, role)
-    return record
-
-
-def _usage(steps: list[StepRecord], role: str) -> Usage:
-    return sum((r.usage for s in steps if (r := _record(s, role)) is not None), Usage())
-
-
-def _cost(steps: list[StepRecord], role: str, prices: PriceTable) -> float | None:
-    total = 0.0
-    for step in steps:
-        record = _record(step, role)
-        if record is None or record.zero_cost_baseline:
-            continue
-        cost = prices.cost(record.model, record.usage)
-        if cost is None:
-            return None
-        total += cost
-    return total
+def _cost(steps: list[StepRecord], role: Role, prices: PriceTable) -> float | None:
+    costs = [s.cost(role, prices) for s in steps]
+    return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
 def _money(value: float | None) -> str | None:
@@ -136,7 +115,7 @@ def _cost_table(cells: list[CellReport], prices: PriceTable) -> Table:
         deploy = (None if cost["retrieval"] is None or cost["execution"] is None
                   else cost["retrieval"] + cost["execution"])
         build = cost["curation"]
-        usage = sum((_usage(steps, role) for role in ROLES), Usage())
+        usage = sum((s.usage() for s in steps), Usage())
         table.rows.append([report.cell.key, _money(cost["retrieval"]),
                            _money(cost["execution"]), _money(build), _per(deploy, solved),
                            _per(build, solved), usage.input, usage.output])
@@ -160,7 +139,7 @@ def _bounds_table(cells: list[CellReport]) -> Table:
         total = ComputeBounds()
         count = 0
         for role in ROLES:
-            records = [r for s in report.steps if (r := _record(s, role)) is not None]
+            records = [r for s in report.steps if (r := s.episode(role)) is not None]
             bounds = cell_bounds(records)
             total, count = total + bounds, count + len(records)
             table.rows.append(_bounds_row(report.cell.key, role, len(records), bounds))
@@ -196,16 +175,15 @@ _BOUNDS = ["ceiling", "floor", "measured"]
 def _task_row(cell: str, chain: str, s: StepRecord) -> list[Value]:
     row: list[Value] = [
         cell, chain, s.position, s.task_id, s.family, int(s.success), s.steps_used,
-        s.execution.rounds if s.execution else 0, s.guidance_chars, len(s.served_paths),
+        s.rounds("execution"), s.guidance_chars, len(s.served_paths),
         len(s.gate_refusals), s.store_files, s.store_bytes, s.schema_findings,
         s.gate_findings, round(s.reset_seconds, 3), round(s.episode_seconds, 3),
         round(s.memory_seconds, 3)]
     for role in ROLES:
-        record = _record(s, role)
-        usage = record.usage if record is not None else Usage()
+        usage = s.usage(role)
         row.extend(getattr(usage, kind) for kind in _TOKENS)
     for role in ROLES:
-        record = _record(s, role)
+        record = s.episode(role)
         bounds = episode_bounds(record) if record is not None else ComputeBounds()
         row.extend(getattr(bounds, kind) for kind in _BOUNDS)
     return row

@@ -19,11 +19,12 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal, get_args
 
 from inspect_ai.model import Model
 from pydantic import Field
 
-from memdir.agents import EpisodeRecord
+from memdir.agents import EpisodeRecord, PriceTable, Usage
 from memdir.runs import RunRecord, read_record, write_record
 from memdir.skills._audit import audit_gate, audit_schema
 from memdir.skills._chain import load_records, run_chain
@@ -38,7 +39,16 @@ from memdir.skills._variants import Served, Variant, make_variant
 from memdir.store import Store
 from memdir.store.history import History
 
-__all__ = ["STEP_SCHEMA", "ServedRecord", "StepRecord", "chains_for", "load_steps", "run_cell"]
+__all__ = [
+    "ROLES",
+    "STEP_SCHEMA",
+    "Role",
+    "ServedRecord",
+    "StepRecord",
+    "chains_for",
+    "load_steps",
+    "run_cell",
+]
 
 STEP_SCHEMA = 1
 Models = Mapping[str, Model]
@@ -56,8 +66,17 @@ class ServedRecord(RunRecord):
     execution: EpisodeRecord | None = None
 
 
+Role = Literal["retrieval", "execution", "curation"]
+ROLES: tuple[Role, ...] = get_args(Role)
+"""The model roles of a step, in the order they act."""
+
+
 class StepRecord(RunRecord):
-    """One finished task of a chain with its memory work, costs and the store after it."""
+    """One finished task of a chain with its memory work, the store after it, and times.
+
+    Each role's episode is kept whole; rounds, tool calls, usage and cost derive
+    from those episodes (cost by a price table, at report time).
+    """
 
     version: int = STEP_SCHEMA
     position: int
@@ -79,6 +98,32 @@ class StepRecord(RunRecord):
     reset_seconds: float = 0.0
     episode_seconds: float = 0.0
     memory_seconds: float = 0.0
+
+    def episode(self, role: Role) -> EpisodeRecord | None:
+        """The episode one role played for the task (None: the role did not run)."""
+        found: EpisodeRecord | None = getattr(self, role)
+        return found
+
+    def episodes(self) -> list[EpisodeRecord]:
+        """Every episode of the step, in role order."""
+        return [e for role in ROLES if (e := self.episode(role)) is not None]
+
+    def usage(self, role: Role | None = None) -> Usage:
+        """Tokens one role (or, without ``role``, every role) spent on the task."""
+        episodes = self.episodes() if role is None else [e for e in [self.episode(role)] if e]
+        return sum((e.usage for e in episodes), Usage())
+
+    def rounds(self, role: Role) -> int:
+        """Model calls one role made (0 where it did not run)."""
+        found = self.episode(role)
+        return found.rounds if found is not None else 0
+
+    def cost(self, role: Role, prices: PriceTable) -> float | None:
+        """Dollars one role spent by ``prices``: 0 where it made no paid call, None if unpriced."""
+        found = self.episode(role)
+        if found is None or found.zero_cost_baseline:
+            return 0.0
+        return prices.cost(found.model, found.usage)
 
 
 def chains_for(protocol: str, tasks: Sequence[AlfworldTask], seed: int,

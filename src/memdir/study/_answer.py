@@ -113,10 +113,7 @@ class CellRun:
             defective_gold=is_defective(question), evidence=list(question.evidence),
             answer=answer.text, citations=[c.model_dump(mode="json", exclude={"content"})
                                            for c in answer.citations],
-            usage=answer.usage, cost=answer.cost, rounds=episode.rounds,
-            tool_calls=episode.tool_call_count, tool_errors=episode.tool_errors,
-            budget_exhausted=episode.budget_exhausted,
-            zero_cost_baseline=answer.zero_cost_baseline, wall_s=wall, reads=reads,
+            wall_s=wall, reads=reads,
             evidence_seen=sorted(evidence & seen),
             evidence_cited=sorted(evidence & cited_locators(answer.citations)),
             grades=grades, episode=episode,

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from statistics import mean
 
+from memdir.agents import PriceTable
 from memdir.runs import MISSING, Table
 from memdir.study._load import RunRecords
 from memdir.study._records import CellStatus, QuestionRecord
@@ -31,10 +32,11 @@ def _score(records: list[QuestionRecord], score: ScoreFn) -> float | None:
     return 100 * mean(scores) if scores else None
 
 
-def _cents(records: list[QuestionRecord]) -> float | None:
-    if not records or any(r.cost is None for r in records):
+def _cents(records: list[QuestionRecord], prices: PriceTable) -> float | None:
+    costs = [r.cost(prices) for r in records]
+    if not costs or any(c is None for c in costs):
         return None
-    return 100 * mean(r.cost or 0.0 for r in records)
+    return 100 * mean(c or 0.0 for c in costs)
 
 
 def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
@@ -70,7 +72,7 @@ def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
             row: list[str | float | int | None] = [builder]
             for searcher in searchers:
                 records = pooled.get((builder, searcher), [])
-                row.extend([_score(records, score), _cents(records)])
+                row.extend([_score(records, score), _cents(records, run.prices)])
             table.rows.append(row)
         tables.append(table)
     return tables

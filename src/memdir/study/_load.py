@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memdir.agents import PriceTable
 from memdir.runs import read_manifest, read_record
 from memdir.study._records import CellStatus, QuestionRecord, StoreInfo
 
@@ -19,6 +20,8 @@ class RunRecords:
     statuses: list[CellStatus]
     records: dict[str, list[QuestionRecord]] = field(default_factory=dict)
     stores: dict[str, StoreInfo] = field(default_factory=dict)
+    prices: PriceTable = field(default_factory=PriceTable.load)
+    """What the reports price the records' usage with (the run's own price file, if any)."""
 
     @property
     def complete(self) -> list[CellStatus]:
@@ -31,19 +34,28 @@ class RunRecords:
         return [s for s in self.statuses if s.status != "complete"]
 
 
-def load_run(folder: str | Path) -> RunRecords:
+def load_run(folder: str | Path, prices: PriceTable | None = None) -> RunRecords:
     """Read a run folder written by :func:`memdir.study.run_study`.
+
+    Args:
+        folder: The run folder.
+        prices: The price table for costs; default: the shipped table with the run
+            config's price file (``prices``) merged over it, as the run had.
 
     Raises:
         FileNotFoundError: The folder holds no run (no ``cells/*/status.json``).
-        ValueError: A record file is damaged (the message names it).
+        ValueError: A record file is damaged (the message names it), or the run's
+            price file cannot be read.
     """
     root = Path(folder)
     paths = sorted((root / "cells").glob("*/status.json"))
     if not paths:
         raise FileNotFoundError(f"{root}: no cell status files; is this a study run folder?")
-    run = RunRecords(root, [read_record(p, CellStatus) for p in paths])
-    order = _cell_order(root)
+    manifest = read_manifest(root)
+    if prices is None:
+        prices = PriceTable.load(manifest.config.get("prices") if manifest else None)
+    run = RunRecords(root, [read_record(p, CellStatus) for p in paths], prices=prices)
+    order = {} if manifest is None else {key: i for i, key in enumerate(manifest.cells)}
     run.statuses.sort(key=lambda s: order.get(s.cell.key, len(order)))
     for status in run.complete:
         folder = root / "cells" / status.cell.key / "records"
@@ -54,8 +66,3 @@ def load_run(folder: str | Path) -> RunRecords:
         info = read_record(path, StoreInfo)
         run.stores[info.key] = info
     return run
-
-
-def _cell_order(root: Path) -> dict[str, int]:
-    manifest = read_manifest(root)
-    return {} if manifest is None else {key: i for i, key in enumerate(manifest.cells)}

@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memdir.agents import EpisodeRecord, Usage
+from memdir.agents import EpisodeRecord, PriceTable, Usage
+from memdir.builders import BuildRecord
 from memdir.runs import RunRecord
 from memdir.study._config import Cell
 
@@ -63,13 +64,6 @@ class QuestionRecord(RunRecord):
     evidence: list[str] = Field(default_factory=list)
     answer: str
     citations: list[dict[str, Any]] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)
-    cost: float | None = None
-    rounds: int = 0
-    tool_calls: int = 0
-    tool_errors: int = 0
-    budget_exhausted: bool = False
-    zero_cost_baseline: bool = False
     wall_s: float = 0.0
     reads: list[ReadSpan] = Field(default_factory=list)
     evidence_seen: list[str] = Field(default_factory=list)
@@ -78,6 +72,45 @@ class QuestionRecord(RunRecord):
     """Evidence locators inside the lines or files the answer cited."""
     grades: Grades = Field(default_factory=Grades)
     episode: EpisodeRecord
+    """The search agent's episode; rounds, tool calls, usage and cost derive from it.
+
+    Records written before that also copied those figures as fields; they load
+    unchanged (the copies are ignored: each equals what its episode gives).
+    """
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens the search agent spent on the question."""
+        return self.episode.usage
+
+    @property
+    def rounds(self) -> int:
+        """Model calls the search agent made."""
+        return self.episode.rounds
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls over every round."""
+        return self.episode.tool_call_count
+
+    @property
+    def tool_errors(self) -> int:
+        """Tool calls that came back as errors."""
+        return self.episode.tool_errors
+
+    @property
+    def budget_exhausted(self) -> bool:
+        """Whether the round budget ran out and the final answer was forced."""
+        return self.episode.budget_exhausted
+
+    @property
+    def zero_cost_baseline(self) -> bool:
+        """Whether memdir's offline policy answered (no LLM, no cost)."""
+        return self.episode.zero_cost_baseline
+
+    def cost(self, prices: PriceTable) -> float | None:
+        """Dollars the search agent spent by ``prices``; None where a rate is unknown."""
+        return prices.cost(self.episode.model, self.episode.usage)
 
 
 class StoreInfo(RunRecord):
@@ -86,8 +119,8 @@ class StoreInfo(RunRecord):
     key: str
     variant: str
     path: str | None
-    build: dict[str, Any] | None = None
-    """The builder's BuildRecord as JSON (None where the build failed)."""
+    build: BuildRecord | None = None
+    """The builder's record (None where the build failed)."""
     build_usage: Usage | None = None
     """Tokens the build spent (model-built stores; None for the zero-cost ones)."""
     build_cost: float | None = None

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
 from statistics import mean
-from typing import Any
 
-from memdir.agents import ComputeBounds, EpisodeRecord, cell_bounds
-from memdir.runs import Table
+from memdir.agents import ComputeBounds, cell_bounds
+from memdir.builders import BuildRecord
+from memdir.runs import Table, Value
 from memdir.study._ladders import table_ladders
 from memdir.study._load import RunRecords, load_run
 from memdir.study._records import CellStatus, QuestionRecord
@@ -98,7 +98,7 @@ def table_effort(run: RunRecords) -> Table:
                          "cents: prices applied to the records; — where a rate is unknown"])
     for status in run.complete:
         rs = run.records[status.cell.key]
-        costs = [r.cost for r in rs]
+        costs = [r.cost(run.prices) for r in rs]
         cents = None if any(c is None for c in costs) else 100 * mean(c or 0.0 for c in costs)
         judge = [r.grades.judge_cost for r in rs if r.grades.judge_usage is not None]
         judge_cents = (None if not judge or any(c is None for c in judge)
@@ -128,27 +128,27 @@ def table_stores(run: RunRecords) -> Table:
                          "build ceiling/floor: compute bounds in tokens over the build's "
                          "model calls (memdir.agents.cell_bounds); — where none were kept"])
     for info in run.stores.values():
-        build, p = info.build or {}, info.profile
-        usage = build.get("usage") or {}
-        cost = info.build_cost if info.build_cost is not None else build.get("cost")
-        bounds = _build_bounds(build)
+        build, p = info.build, info.profile
+        bounds = _build_bounds(build) if build is not None else None
+        figures: list[Value] = [None] * 7
+        if build is not None:
+            cost = info.build_cost if info.build_cost is not None else build.cost
+            figures = [build.bytes, build.model_calls, build.input_tokens,
+                       build.usage.cached_input, build.output_tokens, cost, build.wall_seconds]
         table.rows.append([
-            info.key, info.variant, len(build.get("files", [])), build.get("bytes"),
+            info.key, info.variant, len(build.files) if build is not None else 0, figures[0],
             p.get("folders"), p.get("sections"), p.get("mean_leaf_depth"), p.get("max_depth"),
-            build.get("model_calls"), build.get("input_tokens"), usage.get("cached_input"),
-            build.get("output_tokens"), cost, build.get("wall_seconds"),
+            *figures[1:],
             *((bounds.ceiling, bounds.floor,
                None if bounds.realized is None else 100 * bounds.realized)
               if bounds is not None else (None, None, None))])
     return table
 
 
-def _build_bounds(build: dict[str, Any]) -> ComputeBounds | None:
+def _build_bounds(build: BuildRecord) -> ComputeBounds | None:
     """Compute bounds over a model-built store's kept model calls; None if it kept none."""
-    episodes = [u["episode"] for u in build.get("units", []) if u.get("episode")]
-    if not episodes:
-        return None
-    return cell_bounds(EpisodeRecord.model_validate(e) for e in episodes)
+    episodes = [u.episode for u in build.units if u.episode is not None]
+    return cell_bounds(episodes) if episodes else None
 
 
 def _wrong(record: QuestionRecord) -> bool:
