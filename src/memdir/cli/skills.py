@@ -32,11 +32,13 @@ def run(
         "--cell", help="Run only this cell (its key; repeatable).")] = None,
 ) -> None:
     """Run the cells of a skill-setting config, resuming any that are partly recorded."""
+    from memdir.runs import EvalFailed
     from memdir.skills import (
         AlfworldEnv,
         alfworld_missing,
         list_tasks,
         load_config,
+        log_dir,
         pin_run,
         run_cell,
     )
@@ -72,8 +74,16 @@ def run(
             console.print(f"running {cell.key}")
             await run_cell(config, cell, tasks, env)
 
-    asyncio.run(play())
+    try:
+        asyncio.run(play())
+    except EvalFailed as exc:
+        fail(str(exc), f"fix the cause and rerun: memdir skills run {config_path}")
+    except KeyboardInterrupt:
+        console.print(f"interrupted: what was played is recorded in {config.output}; "
+                      "run the same command again to resume")
+        raise typer.Exit(130) from None
     console.print(f"done; report with: memdir skills report {config.output}")
+    console.print(f"transcripts: inspect view --log-dir {log_dir(config.output)}")
 
 
 @skills_app.command("report")

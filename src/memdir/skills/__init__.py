@@ -9,13 +9,15 @@ chain and records one ``Trajectory`` per task, resumably.
 On top of that: the memory variants (``make_variant``), the outcome gate the
 curator writes through (``GatedLibrary``), the library audits, the model-driven
 execution agent (``ModelPolicy``), run configs (``RunConfig``), the cell runner
-with per-task snapshots (``run_cell``) and reports from its records.
+with per-task snapshots (``run_cell``, each chain an inspect_ai eval whose samples
+are its task attempts) and reports from its records.
 """
 
 from memdir.skills._audit import AuditFinding, audit_gate, audit_library, audit_schema
 from memdir.skills._chain import (
     ChainManifest,
     ChainMismatchError,
+    ChainPlayer,
     load_records,
     run_chain,
     run_episode,
@@ -52,6 +54,7 @@ from memdir.skills._run import (
     StepRecord,
     chains_for,
     load_steps,
+    log_dir,
     run_cell,
 )
 from memdir.skills._trajectory import TRAJECTORY_SCHEMA, Trajectory, render_trajectory
@@ -85,6 +88,7 @@ __all__ = [
     "Cell",
     "CellReport",
     "ChainManifest",
+    "ChainPlayer",
     "ChainMismatchError",
     "CuratedVariant",
     "EnvError",
@@ -119,6 +123,7 @@ __all__ = [
     "load_records",
     "load_run",
     "load_steps",
+    "log_dir",
     "make_variant",
     "order_digest",
     "pin_run",

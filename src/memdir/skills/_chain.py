@@ -27,6 +27,7 @@ from memdir.skills._trajectory import Ending, Trajectory
 
 __all__ = [
     "ChainManifest",
+    "ChainPlayer",
     "ChainMismatchError",
     "load_records",
     "run_chain",
@@ -106,6 +107,60 @@ def load_records(chain_dir: Path) -> dict[int, Trajectory]:
     return records
 
 
+class ChainPlayer:
+    """One chain in its folder: which positions are recorded, and how to play one more.
+
+    Opening a player checks the folder's manifest (written if new) and the
+    recorded tasks against the chain; :meth:`play` plays one position and writes
+    its record. :func:`run_chain` plays every missing position in order; the skill
+    setting's runner plays each as a sample of an inspect_ai eval instead.
+
+    Raises:
+        ChainMismatchError: when ``chain_dir`` holds a run of another chain.
+    """
+
+    def __init__(self, tasks: Sequence[AlfworldTask], policy: Policy, chain_dir: Path, *,
+                 env: AlfworldEnv, name: str = "full", seed: int = 0,
+                 after_task: AfterTask | None = None,
+                 before_task: BeforeTask | None = None) -> None:
+        self.tasks = list(tasks)
+        self.policy = policy
+        self.dir = chain_dir
+        self.env = env
+        self.name = name
+        self.after_task = after_task
+        self.before_task = before_task
+        _check_manifest(chain_dir, ChainManifest(
+            name=name, seed=seed, policy=policy.name, max_steps=env.max_steps,
+            order_digest=order_digest(tasks), task_ids=[t.task_id for t in tasks]))
+        self.records = load_records(chain_dir)
+        for position, record in self.records.items():
+            expected = self.tasks[position].task_id if position < len(self.tasks) else None
+            if record.task_id != expected:
+                raise ChainMismatchError(f"{_record_path(chain_dir, position)} records "
+                                         f"{record.task_id}, expected {expected}")
+
+    def pending(self) -> list[int]:
+        """The positions without a record, in chain order."""
+        return [p for p in range(len(self.tasks)) if p not in self.records]
+
+    async def play(self, position: int) -> Trajectory:
+        """Play the task at ``position`` (hooks around it) and write its record."""
+        task = self.tasks[position]
+        if self.before_task is not None:
+            await self.before_task(position, task)
+        record = await run_episode(self.env, task, self.policy)
+        write_record(_record_path(self.dir, position), record)
+        self.records[position] = record
+        if self.after_task is not None:
+            await self.after_task(position, record)
+        return record
+
+    def in_order(self) -> list[Trajectory]:
+        """The records so far, in chain order."""
+        return [self.records[p] for p in sorted(self.records)]
+
+
 async def run_chain(tasks: Sequence[AlfworldTask], policy: Policy, chain_dir: Path, *,
                     env: AlfworldEnv, name: str = "full", seed: int = 0,
                     after_task: AfterTask | None = None,
@@ -130,26 +185,11 @@ async def run_chain(tasks: Sequence[AlfworldTask], policy: Policy, chain_dir: Pa
     Raises:
         ChainMismatchError: when ``chain_dir`` holds a run of another chain.
     """
-    manifest = ChainManifest(name=name, seed=seed, policy=policy.name,
-                             max_steps=env.max_steps, order_digest=order_digest(tasks),
-                             task_ids=[t.task_id for t in tasks])
-    _check_manifest(chain_dir, manifest)
-    done = load_records(chain_dir)
-    records = []
-    for position, task in enumerate(tasks):
-        record = done.get(position)
-        if record is not None and record.task_id != task.task_id:
-            raise ChainMismatchError(f"{_record_path(chain_dir, position)} records "
-                                     f"{record.task_id}, expected {task.task_id}")
-        if record is None:
-            if before_task is not None:
-                await before_task(position, task)
-            record = await run_episode(env, task, policy)
-            write_record(_record_path(chain_dir, position), record)
-            if after_task is not None:
-                await after_task(position, record)
-        records.append(record)
-    return records
+    player = ChainPlayer(tasks, policy, chain_dir, env=env, name=name, seed=seed,
+                         after_task=after_task, before_task=before_task)
+    for position in player.pending():
+        await player.play(position)
+    return player.in_order()
 
 
 def success_by_family(records: Sequence[Trajectory]) -> dict[str, tuple[int, int]]:

@@ -12,6 +12,10 @@ attempt) and ``store/`` (the store with its git history). A rerun resumes: the
 chain runner skips recorded attempts, and an attempt whose integration was cut
 short is integrated again from its recorded trajectory over the store restored
 to the previous task's snapshot.
+
+Each chain's unrecorded attempts run as the samples of one inspect_ai eval
+(:mod:`memdir.skills._evals`), logs in ``<output>/logs`` and listed in the chain
+folder's ``evals.json``, so ``inspect view`` shows them as it shows study cells.
 """
 
 from __future__ import annotations
@@ -25,11 +29,20 @@ from inspect_ai.model import Model
 from pydantic import Field
 
 from memdir.agents import EpisodeRecord, PriceTable, Usage
-from memdir.runs import RunRecord, read_record, write_record
+from memdir.runs import (
+    NO_MODEL,
+    EvalFailed,
+    RunRecord,
+    eval_failure,
+    note_eval,
+    read_record,
+    write_record,
+)
 from memdir.skills._audit import audit_gate, audit_schema
-from memdir.skills._chain import load_records, run_chain
+from memdir.skills._chain import ChainPlayer, load_records
 from memdir.skills._config import EXPERT, Cell, RunConfig
 from memdir.skills._env import AlfworldEnv
+from memdir.skills._evals import eval_chain
 from memdir.skills._execution import ModelPolicy
 from memdir.skills._expert import ExpertPolicy
 from memdir.skills._families import AlfworldTask, full_chain_order, three_chain_orders
@@ -47,6 +60,7 @@ __all__ = [
     "StepRecord",
     "chains_for",
     "load_steps",
+    "log_dir",
     "run_cell",
 ]
 
@@ -268,9 +282,17 @@ def _policy(cell: Cell, env: AlfworldEnv, seed: int, models: Models) -> Policy:
     return ModelPolicy(models.get(cell.execution, cell.execution))
 
 
+def log_dir(output: Path) -> Path:
+    """Where a run's inspect_ai eval logs go: ``inspect view --log-dir`` this folder."""
+    return output / "logs"
+
+
 async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
                    env: AlfworldEnv, models: Models | None = None) -> Path:
     """Run every chain of one cell (resuming what is recorded); returns the cell's folder.
+
+    Each chain's unrecorded tasks are played as the samples of one inspect_ai eval
+    (logs in ``<output>/logs``, listed per chain in ``evals.json``).
 
     Args:
         config: The run's settings (seed, limit, output folder, episode_k).
@@ -278,6 +300,11 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
         tasks: The split's tasks (``list_tasks``).
         env: The environment (``facts=True`` for the expert).
         models: Model objects standing in for model names (e.g. scripted test models).
+
+    Raises:
+        EvalFailed: An attempt failed (a model call, the environment); what ran before
+            is recorded and a rerun resumes there.
+        KeyboardInterrupt: The run was interrupted; a rerun resumes it.
     """
     models = models or {}
     cell_dir = config.output / cell.key
@@ -293,6 +320,17 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
         policy = _policy(cell, env, config.seed, models)
         run = _ChainRun(chain_dir, variant, policy)
         await run.repair()
-        await run_chain(chain, policy, chain_dir, env=env, name=name, seed=config.seed,
-                        after_task=run.after, before_task=run.before)
+        player = ChainPlayer(chain, policy, chain_dir, env=env, name=name, seed=config.seed,
+                             after_task=run.after, before_task=run.before)
+        if not player.pending():
+            continue
+        model = NO_MODEL if cell.execution == EXPERT else models.get(cell.execution,
+                                                                     cell.execution)
+        log = await eval_chain(cell, player, model, log_dir(config.output))
+        note_eval(config.output, chain_dir / "evals.json", log)
+        failure = eval_failure(log, "position")
+        if log.status == "cancelled":
+            raise KeyboardInterrupt(failure)
+        if failure is not None:
+            raise EvalFailed(f"{cell.key}, chain {name}: {failure}; rerun to resume")
     return cell_dir
