@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+from inspect_ai.log import read_eval_log
 from typer.testing import CliRunner
 
 from memdir.cli import app
@@ -124,3 +126,40 @@ def test_report_from_records(ran: tuple[RunConfig, Path]) -> None:
     assert {r["family"] for r in rows} == {"pick_two_obj"}
     result = CliRunner().invoke(app, ["skills", "report", str(config.output)])
     assert result.exit_code == 0 and "report.md" in result.output
+
+
+def test_each_chain_is_an_eval_whose_samples_are_its_attempts_in_order(
+        ran: tuple[RunConfig, Path], split: tuple[Path, list[AlfworldTask]],
+        tmp_path: Path) -> None:
+    config, chain = ran
+    (entry,) = json.loads((chain / "evals.json").read_text())
+    log = read_eval_log(str(config.output / entry["log"]))
+    assert log.status == "success" and log.eval.task.endswith("__full")
+    samples = sorted(log.samples or [], key=lambda s: str(s.id))
+    assert [s.id for s in samples] == ["000", "001", "002"]
+    steps = load_steps(chain)
+    for sample in samples:
+        step = steps[int(str(sample.id))]
+        assert sample.metadata["task_id"] == step.task_id
+        assert sample.scores is not None
+        assert sample.scores["task_success"].value == float(step.success)
+    # the attempts ran one after another, in chain order
+    assert [steps[p].task_id for p in range(3)] == [s.metadata["task_id"] for s in samples]
+    # a rerun's eval holds only the attempts without a record (here: the third, whose
+    # attempt was cut short before its record, so the store is as task 2 left it)
+    cell = config.cells()[0]
+    shutil.copytree(chain.parent, tmp_path / cell.key)
+    again = tmp_path / cell.key / "full"
+    (again / "tasks" / "002.json").unlink()
+    (again / "steps" / "002.json").unlink()
+    store = Store(again / "store")
+    before_third = History(store).read_state(2)
+    for path in store.files():
+        if path not in before_third:
+            store.delete(path)
+    env = AlfworldEnv(max_steps=config.max_steps, facts=True)
+    asyncio.run(run_cell(config.model_copy(update={"output": tmp_path}), cell, split[1], env))
+    first, second = json.loads((again / "evals.json").read_text())
+    resumed = read_eval_log(str(tmp_path / second["log"]))
+    assert [s.id for s in resumed.samples or []] == ["002"]
+    assert sorted(load_steps(again)) == [0, 1, 2]
