@@ -43,8 +43,8 @@ from inspect_ai.solver import Generate, TaskState, solver
 
 from ask_pool import AskPool, ModelSpec  # benchmarks/ask_pool.py, beside this file
 from memdir.agents import ask
-from memdir.store import Store
 from memdir.runs import EVAL_SETTINGS, quiet_display, realtime
+from memdir.store import Store
 
 CONCURRENCY = 8
 """The study's default concurrency (StudyConfig.concurrency)."""
