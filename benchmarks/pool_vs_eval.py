@@ -43,8 +43,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 
 from ask_pool import AskPool, ModelSpec  # benchmarks/ask_pool.py, beside this file
 from memdir.agents import ask
-from memdir.runs._evals import EVAL_SETTINGS, quiet_display
-from memdir.runs._evals import realtime as _realtime
+from memdir.runs import EVAL_SETTINGS, quiet_display, realtime
 from memdir.store import Store
 
 CONCURRENCY = 8
@@ -111,10 +110,10 @@ async def eval_wall(store: Store, questions: list[str], model: Model | str) -> f
     task = Task(dataset=MemoryDataset(samples), solver=_answer(store, model), scorer=_answered(),
                 name="cell")
     began = time.perf_counter()
-    with quiet_display():  # the study's own eval settings (memdir.runs._evals)
+    with quiet_display():  # the study's own eval settings (memdir.runs)
         logs = await eval_async(task, model=model, max_samples=CONCURRENCY,
                                 log_dir=tempfile.mkdtemp(prefix="memdir-pool-logs-"),
-                                log_realtime=_realtime(model), **EVAL_SETTINGS)
+                                log_realtime=realtime(model), **EVAL_SETTINGS)
     wall = time.perf_counter() - began
     assert logs[0].status == "success", logs[0].error
     return wall

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir.agents import PriceTable
+from memdir.agents import PriceTable, Usage
 from memdir.builders import BuildRecord, UnitRecord
 from memdir.skills import build_report
 from memdir.skills import load_run as load_skills_run
@@ -54,7 +54,7 @@ def test_old_question_records_derive_their_figures_from_the_episode(old_study: P
     copied = json.loads(next(old_study.glob("cells/*/records/*.json")).read_text())
     assert (record.rounds, record.tool_calls, record.tool_errors) == (
         copied["rounds"], copied["tool_calls"], copied["tool_errors"])
-    assert record.usage.model_dump(exclude={"unreported"}) == copied["usage"]
+    assert record.usage == Usage.model_validate(copied["usage"])
     assert record.cost(run.prices) == run.prices.cost("openai/gpt-5.4-mini", record.usage)
     assert "rounds" not in record.model_dump() and "usage" not in record.model_dump()
 

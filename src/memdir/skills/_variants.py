@@ -39,7 +39,7 @@ from memdir.store import Frontmatter, Store, parse_file, render_file, slugify
 from memdir.tools import ToolSet, make_toolset, write_set
 
 __all__ = [
-    "CURATOR_PROMPT",
+    "CURATOR_PROMPTS",
     "EPISODES",
     "RETRIEVER_PROMPTS",
     "TASK_TURN",
@@ -182,18 +182,15 @@ RETRIEVER_PROMPTS = {
     "curated_skills_mem_gs": "retriever-guidance",
 }
 """The retriever's prompt per curated variant: broad citing, strict citing, guidance."""
-CURATOR_PROMPT = "curator"
-"""The gated variants' curator prompt (skills and notes, the outcome gate)."""
-SKILLS_ONLY_CURATOR_PROMPT = "curator-skills"
-"""Curated skills' curator prompt: skills only, no gate (its tools have none)."""
+CURATOR_PROMPTS = {
+    "curated_skills": "curator-skills",
+    "curated_skills_mem": "curator",
+    "curated_skills_mem_gs": "curator",
+}
+"""The curator's prompt per curated variant: skills only (ungated), or skills and notes."""
 TASK_TURN = "turn-task"
 """The retriever's user turn (the task's goal)."""
 RETRIEVER_TOOLSET = "read"
-
-
-def curator_prompt(name: str) -> str:
-    """The curator's system prompt for a curated variant."""
-    return SKILLS_ONLY_CURATOR_PROMPT if name == "curated_skills" else CURATOR_PROMPT
 
 
 def _curator_tools(name: str, store: Store, library: GatedLibrary | None = None) -> ToolSet:
@@ -211,7 +208,7 @@ def variant_inputs(name: str) -> tuple[list[str], list[str | Callable[[Store], T
     """
     if name not in RETRIEVER_PROMPTS:
         return [], []
-    return ([RETRIEVER_PROMPTS[name], TASK_TURN, curator_prompt(name)],
+    return ([RETRIEVER_PROMPTS[name], TASK_TURN, CURATOR_PROMPTS[name]],
             [RETRIEVER_TOOLSET, lambda store: _curator_tools(name, store)])
 
 
@@ -264,7 +261,7 @@ class CuratedVariant:
         self.library.attempt = Attempt(trajectory.task_id, trajectory.success)
         self.library.refusals = []
         tools = _curator_tools(self.name, self._store, self.library)
-        prompt = curator_prompt(self.name)
+        prompt = CURATOR_PROMPTS[self.name]
         run = await run_agent(self.curator, role_config("curator", prompt=prompt),
                               load_prompt(prompt),
                               _curation_turn(trajectory, served, self._store), tools)
