@@ -119,8 +119,17 @@ def test_search_box_greps_and_ranks(chrome: Any, store_site: Served) -> None:
     assert "ranked for 'aerosmith concert'" in by_css(chrome, "pre.tool").text
 
 
+def wait_for(driver: Any, selector: str, count: int, seconds: float = 120) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, seconds, poll_frequency=0.5).until(
+        lambda d: len(all_css(d, selector)) == count)
+
+
 def test_step_the_timeline(chrome: Any, store_site: Served) -> None:
     login(chrome, store_site, "/s/store/history")
+    # the growth table is measured in the background; the page reloads itself until then
+    wait_for(chrome, "svg.chart", 11)
     assert by_css(chrome, ".stepper .current").text == "step 30"  # 31 snapshots, from 0
     assert "+ /memories/overview.md" in by_css(chrome, ".changed").text
     assert len(all_css(chrome, "svg.chart")) == 11
