@@ -101,6 +101,15 @@ def test_a_locator_opens_its_turn(chrome: Any, store_site: Served,
     shot(chrome, "turn")
 
 
+def test_health_page_opens_each_defect_at_its_line(chrome: Any, store_site: Served) -> None:
+    login(chrome, store_site, "/s/store/health")
+    assert "lint defects (1)" in by_css(chrome, "main").text
+    shot(chrome, "health")
+    link(chrome, "/memories/overview.md").click()
+    assert chrome.current_url.endswith("/file/overview.md?lines=17-17#L17")
+    assert "/memories/people/dave.md" in by_css(chrome, ".markdown .cited").text
+
+
 def test_search_box_greps_and_ranks(chrome: Any, store_site: Served) -> None:
     login(chrome, store_site)
     box = by_css(chrome, "form.search input[name=q]")
