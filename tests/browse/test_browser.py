@@ -187,6 +187,12 @@ def test_open_a_citation_from_a_run(chrome: Any, study_site: Served) -> None:
     cited = by_css(chrome, ".markdown .cited")
     assert int(cited.get_attribute("data-lines").split("-")[0]) <= line
     shot(chrome, "citation")
+    # the run names each store's conversation, so evidence locators open their turns
+    chrome.back()
+    evidence = all_css(chrome, "section.question dd .locator a")[0]
+    locator = evidence.text
+    evidence.click()
+    assert by_css(chrome, ".turn.here").get_attribute("id") == locator
 
 
 @pytest.fixture(scope="module")
