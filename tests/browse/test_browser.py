@@ -31,6 +31,7 @@ def shot(driver: Any, name: str) -> None:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         height = driver.execute_script("return document.documentElement.scrollHeight")
         driver.set_window_size(1400, min(max(int(height) + 40, 700), 2400))
+        driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(str(Path(SHOTS) / f"browse-{name}.png"))
         driver.set_window_size(1400, 1000)
 
@@ -98,6 +99,9 @@ def test_a_locator_opens_its_turn(chrome: Any, store_site: Served,
     here = by_css(chrome, ".turn.here")
     assert here.get_attribute("id") == "S2T10"
     assert conversation.turn("S2T10").text in here.text
+    # and back: the store lines that give the locator, each opening its file there
+    back = [a.text for a in all_css(chrome, ".citedby a")]
+    assert back == ["/memories/overview.md:13", "/memories/session-02.md:19"]
     shot(chrome, "turn")
 
 
@@ -115,6 +119,10 @@ def test_search_box_greps_and_ranks(chrome: Any, store_site: Served) -> None:
     box = by_css(chrome, "form.search input[name=q]")
     box.send_keys("Aerosmith")
     box.submit()
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(chrome, 30, poll_frequency=0.2).until(
+        lambda d: "/search?q=Aerosmith" in d.current_url and all_css(d, "pre.tool"))
     output = by_css(chrome, "pre.tool")
     assert "matching line(s)" in output.text
     first = all_css(chrome, "pre.tool a")[0]

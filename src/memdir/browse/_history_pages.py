@@ -98,7 +98,7 @@ def history_page(browser: Browser, request: Request) -> HTMLResponse:
     entry = browser.store(request.path_params["sid"])
     steps = history_steps(browser, entry)
     if not steps:
-        return browser.page("history.html", entry=entry, steps=[], status_code=200)
+        return browser.page("history.html", entry=entry, steps=[])
     history = History(entry.store)
     raw = request.query_params.get("step")
     try:

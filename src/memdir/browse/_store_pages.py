@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import anyio
 from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -172,11 +173,11 @@ def health_page(browser: Browser, request: Request) -> HTMLResponse:
                         inline_limit=INLINE_CHECK_FILES)
 
 
-def turn_page(browser: Browser, request: Request) -> HTMLResponse:
-    """The turn a locator names, within its session, from the store's source conversation."""
+async def turn_page(browser: Browser, request: Request) -> HTMLResponse:
+    """A turn within its session, and the store lines that cite it (found by the grep tool)."""
     entry = browser.store(request.path_params["sid"])
     locator = request.path_params["locator"].strip("[]")
-    conversation, problem = entry.conversation()
+    conversation, problem = await anyio.to_thread.run_sync(entry.conversation)
     if conversation is None:
         raise HTTPException(404, f"{locator}: {problem}; browse the store with "
                                  "--conversation to link its locators")
@@ -185,5 +186,8 @@ def turn_page(browser: Browser, request: Request) -> HTMLResponse:
     except KeyError as exc:
         raise HTTPException(404, str(exc).strip("'\"")) from None
     session = next(s for s in conversation.sessions if turn in s.turns)
+    toolset = browser.cache.get(("toolset", entry.id, "grep"), lambda: read_set(entry.store))
+    found = await toolset.call("grep", {"pattern": rf"\b{locator}\b", "max_results": 50})
     return browser.page("turn.html", entry=entry, conversation=conversation, session=session,
-                        turn=turn)
+                        turn=turn, cited_by=_link_output(browser, entry.id, found.content,
+                                                         "grep"))
