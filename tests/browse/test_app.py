@@ -174,3 +174,33 @@ def test_cli_serves_the_url_it_prints(conv50_store: Store) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def big_site(serve_catalog: Any, tmp_path_factory: pytest.TempPathFactory) -> Served:
+    """A store of 1,010 small files in ten folders: past both size thresholds."""
+    root = tmp_path_factory.mktemp("big") / "memories"
+    for folder in range(10):
+        (root / f"topic-{folder}").mkdir(parents=True)
+        for number in range(101):
+            name = f"note-{number:03d}"
+            (root / f"topic-{folder}" / f"{name}.md").write_text(
+                f"---\nname: {name}\ndescription: note {number} of topic {folder}\n---\n"
+                f"# Note {number}\n\nText.\n", encoding="utf-8")
+    return serve_catalog(open_target(root))  # type: ignore[no-any-return]
+
+
+def test_a_large_store_collapses_its_folders_and_checks_on_request(big_site: Served) -> None:
+    top = get(big_site, "/s/store/").text
+    assert "1010 files" in top and "Folders are collapsed past 1000 files" in top
+    assert "note-000.md" not in top and top.count('class="open"') == 10
+    assert "run lint and the health check" in top  # 1,010 files: checked on request only
+    opened = get(big_site, "/s/store/?under=/memories/topic-3").text
+    assert opened.count('class="name" href="/s/store/file/topic-3/') == 101
+    assert "topic-4/" not in opened
+    filtered = get(big_site, "/s/store/?q=note 7 of").text
+    assert "note-007.md" in filtered and "# Note 7" in filtered  # few files: headings shown
+    health = get(big_site, "/s/store/health").text
+    assert "lint defects (0)" in health
+    after = get(big_site, "/s/store/").text
+    assert "lint clean, no health alarms" in after  # computed once, shown everywhere
