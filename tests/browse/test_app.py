@@ -110,6 +110,33 @@ def test_a_past_step_shows_the_file_as_it_was(store_site: Served) -> None:
     assert gone.status_code == 404 and "not in step 3" in gone.text
 
 
+def test_a_build_folder_names_its_conversation(tmp_path: Path, shared_data: Path) -> None:
+    from memdir.builders import BuildRecord, BuildSpec, BuildState
+
+    folder = tmp_path / "curated-build"
+    store = Store(folder / "memories", create=True)
+    store.create("/memories/calvin.md", "---\nname: calvin\ndescription: Calvin\n---\n"
+                 "# Calvin\n\nBought a car [S2T1].\n")
+    spec = BuildSpec(variant="curated", conversation_id="conv-50", conversation_hash="0",
+                     source_hash="0", model="mockllm/model", role="management",
+                     prompt_name="management-conversation", prompt_hash="0", turn_hash="0",
+                     toolset="write", toolset_digest="0", max_rounds=1, max_tokens=None,
+                     effort=None, temperature=None, chunk_tokens=2000)
+    record = BuildRecord(variant="curated", conversation_id="conv-50", benchmark="locomo")
+    state = BuildState(key="k", spec=spec, status="complete", record=record)
+    (folder / "build.json").write_text(state.model_dump_json(), encoding="utf-8")
+    catalog = open_target(folder, data_dir=shared_data)
+    [entry] = catalog.stores.values()
+    assert entry.store.root == (folder / "memories").resolve()
+    assert "curated build by mockllm/model" in entry.origin
+    conversation, problem = entry.conversation()
+    assert problem is None and conversation is not None and conversation.id == "conv-50"
+    # without the data folder the page says why the locators are not linked
+    unlinked = open_target(folder, data_dir=None)
+    _, problem = next(iter(unlinked.stores.values())).conversation()
+    assert problem is not None and "MEMDIR_DATA_DIR" in problem
+
+
 def test_cli_refuses_remote_hosts_and_non_folders(tmp_path: Path) -> None:
     runner = CliRunner()
     remote = runner.invoke(app, ["browse", str(tmp_path), "--host", "0.0.0.0"])
@@ -147,3 +174,33 @@ def test_cli_serves_the_url_it_prints(conv50_store: Store) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def big_site(serve_catalog: Any, tmp_path_factory: pytest.TempPathFactory) -> Served:
+    """A store of 1,010 small files in ten folders: past both size thresholds."""
+    root = tmp_path_factory.mktemp("big") / "memories"
+    for folder in range(10):
+        (root / f"topic-{folder}").mkdir(parents=True)
+        for number in range(101):
+            name = f"note-{number:03d}"
+            (root / f"topic-{folder}" / f"{name}.md").write_text(
+                f"---\nname: {name}\ndescription: note {number} of topic {folder}\n---\n"
+                f"# Note {number}\n\nText.\n", encoding="utf-8")
+    return serve_catalog(open_target(root))  # type: ignore[no-any-return]
+
+
+def test_a_large_store_collapses_its_folders_and_checks_on_request(big_site: Served) -> None:
+    top = get(big_site, "/s/store/").text
+    assert "1010 files" in top and "Folders are collapsed past 1000 files" in top
+    assert "note-000.md" not in top and top.count('class="open"') == 10
+    assert "run lint and the health check" in top  # 1,010 files: checked on request only
+    opened = get(big_site, "/s/store/?under=/memories/topic-3").text
+    assert opened.count('class="name" href="/s/store/file/topic-3/') == 101
+    assert "topic-4/" not in opened
+    filtered = get(big_site, "/s/store/?q=note 7 of").text
+    assert "note-007.md" in filtered and "# Note 7" in filtered  # few files: headings shown
+    health = get(big_site, "/s/store/health").text
+    assert "lint defects (0)" in health
+    after = get(big_site, "/s/store/").text
+    assert "lint clean, no health alarms" in after  # computed once, shown everywhere

@@ -31,6 +31,7 @@ def shot(driver: Any, name: str) -> None:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         height = driver.execute_script("return document.documentElement.scrollHeight")
         driver.set_window_size(1400, min(max(int(height) + 40, 700), 2400))
+        driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(str(Path(SHOTS) / f"browse-{name}.png"))
         driver.set_window_size(1400, 1000)
 
@@ -98,7 +99,19 @@ def test_a_locator_opens_its_turn(chrome: Any, store_site: Served,
     here = by_css(chrome, ".turn.here")
     assert here.get_attribute("id") == "S2T10"
     assert conversation.turn("S2T10").text in here.text
+    # and back: the store lines that give the locator, each opening its file there
+    back = [a.text for a in all_css(chrome, ".citedby a")]
+    assert back == ["/memories/overview.md:13", "/memories/session-02.md:19"]
     shot(chrome, "turn")
+
+
+def test_health_page_opens_each_defect_at_its_line(chrome: Any, store_site: Served) -> None:
+    login(chrome, store_site, "/s/store/health")
+    assert "lint defects (1)" in by_css(chrome, "main").text
+    shot(chrome, "health")
+    link(chrome, "/memories/overview.md").click()
+    assert chrome.current_url.endswith("/file/overview.md?lines=17-17#L17")
+    assert "/memories/people/dave.md" in by_css(chrome, ".markdown .cited").text
 
 
 def test_search_box_greps_and_ranks(chrome: Any, store_site: Served) -> None:
@@ -106,6 +119,10 @@ def test_search_box_greps_and_ranks(chrome: Any, store_site: Served) -> None:
     box = by_css(chrome, "form.search input[name=q]")
     box.send_keys("Aerosmith")
     box.submit()
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(chrome, 30, poll_frequency=0.2).until(
+        lambda d: "/search?q=Aerosmith" in d.current_url and all_css(d, "pre.tool"))
     output = by_css(chrome, "pre.tool")
     assert "matching line(s)" in output.text
     first = all_css(chrome, "pre.tool a")[0]
@@ -119,8 +136,17 @@ def test_search_box_greps_and_ranks(chrome: Any, store_site: Served) -> None:
     assert "ranked for 'aerosmith concert'" in by_css(chrome, "pre.tool").text
 
 
+def wait_for(driver: Any, selector: str, count: int, seconds: float = 120) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, seconds, poll_frequency=0.5).until(
+        lambda d: len(all_css(d, selector)) == count)
+
+
 def test_step_the_timeline(chrome: Any, store_site: Served) -> None:
     login(chrome, store_site, "/s/store/history")
+    # the growth table is measured in the background; the page reloads itself until then
+    wait_for(chrome, "svg.chart", 11)
     assert by_css(chrome, ".stepper .current").text == "step 30"  # 31 snapshots, from 0
     assert "+ /memories/overview.md" in by_css(chrome, ".changed").text
     assert len(all_css(chrome, "svg.chart")) == 11
@@ -169,6 +195,12 @@ def test_open_a_citation_from_a_run(chrome: Any, study_site: Served) -> None:
     cited = by_css(chrome, ".markdown .cited")
     assert int(cited.get_attribute("data-lines").split("-")[0]) <= line
     shot(chrome, "citation")
+    # the run names each store's conversation, so evidence locators open their turns
+    chrome.back()
+    evidence = all_css(chrome, "section.question dd .locator a")[0]
+    locator = evidence.text
+    evidence.click()
+    assert by_css(chrome, ".turn.here").get_attribute("id") == locator
 
 
 @pytest.fixture(scope="module")

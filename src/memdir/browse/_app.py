@@ -10,6 +10,7 @@ other than loopback names are refused (a guard against DNS rebinding).
 from __future__ import annotations
 
 import hmac
+import inspect
 from collections.abc import Awaitable, Callable
 from functools import partial
 from http.cookies import SimpleCookie
@@ -92,8 +93,9 @@ Page = Callable[[Browser, Request], Any]
 
 
 def _route(path: str, page: Page, browser: Browser) -> Route:
+    """A route to ``page``; synchronous pages run in a worker thread (they read files)."""
     endpoint = partial(page, browser)
-    if _is_async(page):
+    if inspect.iscoroutinefunction(page):
         async def run_async(request: Request) -> Response:
             result: Awaitable[Response] = endpoint(request)
             return await result
@@ -103,12 +105,6 @@ def _route(path: str, page: Page, browser: Browser) -> Route:
         result: Response = await anyio.to_thread.run_sync(endpoint, request)
         return result
     return Route(path, run_sync)
-
-
-def _is_async(page: Page) -> bool:
-    import inspect
-
-    return inspect.iscoroutinefunction(page)
 
 
 def _index(browser: Browser, request: Request) -> Response:

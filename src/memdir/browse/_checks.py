@@ -76,15 +76,29 @@ def _alarms(report: HealthReport) -> list[Alarm]:
     return alarms
 
 
-def checks_for(browser: Browser, entry: BrowsedStore, *, force: bool = False) -> Checks | None:
-    """The store's current checks: computed if small or ``force``d, else only if cached."""
-    key = ("checks", entry.id, fingerprint(entry))
-    if not force and not browser.cache.has(key):
-        if len(entry.store.files()) > INLINE_CHECK_FILES:
+def checks_for(browser: Browser, entry: BrowsedStore, *, force: bool = False,
+               files: int | None = None) -> Checks | None:
+    """The store's current checks: computed if small or ``force``d, else only if cached.
+
+    Args:
+        browser: The session (its caches).
+        entry: The store.
+        force: Compute them whatever the store's size (the health page).
+        files: The store's file count, when the caller has just counted them.
+    """
+    count_key = ("files", entry.id)
+    if files is not None:
+        browser.cache.put(count_key, files)
+    if not force and not browser.cache.has(("checked", entry.id)):
+        count = browser.cache.get(count_key, lambda: len(entry.store.files()))
+        if count > INLINE_CHECK_FILES:
             return None
+    key = ("checks", entry.id, fingerprint(entry))
 
     def compute() -> Checks:
         report = health_report(entry.store)
         return Checks(lint_store(entry.store), report, _alarms(report))
 
-    return browser.cache.get(key, compute)
+    found = browser.cache.get(key, compute)
+    browser.cache.put(("checked", entry.id), True)
+    return found

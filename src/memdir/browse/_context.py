@@ -94,6 +94,7 @@ class Browser:
         self.env.globals["ROOT"] = ROOT
         self.cache = _Lru(64)
         self.texts = _Lru(20_000)
+        self.outlines = _Lru(20_000)
 
     def page(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         """Render a template into a response."""
@@ -125,9 +126,9 @@ class Browser:
             anchor = f"#L{lines[0]}"
         return f"/s/{quote(sid)}/file/{quote(rel)}" + _query(query) + anchor
 
-    def history_url(self, sid: str, step: int | None = None) -> str:
-        """The history page of a store, at ``step`` if given."""
-        return f"/s/{quote(sid)}/history" + _query({"step": step})
+    def history_url(self, sid: str, step: int | None = None, under: str | None = None) -> str:
+        """The history page of a store, at ``step`` and showing folder ``under`` if given."""
+        return f"/s/{quote(sid)}/history" + _query({"step": step, "under": under})
 
     def turn_url(self, sid: str, locator: str) -> str:
         """The page of a conversation turn."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from starlette.exceptions import HTTPException
@@ -14,9 +15,10 @@ from memdir.browse._sources import BrowsedStore
 from memdir.browse._state import StoreState, history_steps
 from memdir.browse._tree import HEADINGS_FILES, build_nodes
 from memdir.metrics import Trajectory, measure_history
+from memdir.store import ROOT
 from memdir.store.history import History, HistoryError, StateDiff, Step
 
-__all__ = ["MAX_PATCH_LINES", "history_page", "trajectory_of"]
+__all__ = ["MAX_PATCH_LINES", "GrowthJob", "history_page", "trajectory_of"]
 
 MAX_PATCH_LINES = 3000
 """A step's diff is shown up to this many lines; the page says how many were left out."""
@@ -31,10 +33,44 @@ class PatchLine:
     path: str | None = None
 
 
-def trajectory_of(browser: Browser, entry: BrowsedStore, steps: list[Step]) -> Trajectory:
-    """The growth table of the history, measured once per newest snapshot."""
+@dataclass
+class GrowthJob:
+    """The growth table of one history, measured in a background thread."""
+
+    total: int
+    done: int = 0
+    result: Trajectory | None = None
+    error: str | None = None
+
+
+_JOBS_LOCK = threading.Lock()
+
+
+def trajectory_of(browser: Browser, entry: BrowsedStore, steps: list[Step]) -> GrowthJob:
+    """The growth table of the history: measured once per newest snapshot, off the request.
+
+    Measuring Panel B over a long history takes seconds, so the first request starts
+    the measurement and every page shows its progress until the table is ready.
+    """
     key = ("trajectory", entry.id, steps[-1].commit)
-    return browser.cache.get(key, lambda: measure_history(History(entry.store)))
+    with _JOBS_LOCK:
+        if browser.cache.has(key):
+            found: GrowthJob = browser.cache.get(key, lambda: GrowthJob(0))
+            return found
+        job = GrowthJob(len(steps))
+        browser.cache.put(key, job)
+
+    def progress(done: int, total: int) -> None:
+        job.done, job.total = done, total
+
+    def run() -> None:
+        try:
+            job.result = measure_history(History(entry.store), progress=progress)
+        except Exception as exc:  # shown on the history page, never dropped
+            job.error = f"{type(exc).__name__}: {exc}"
+
+    threading.Thread(target=run, name=f"growth-{entry.id}", daemon=True).start()
+    return job
 
 
 def _patch(diff: StateDiff) -> tuple[list[PatchLine], int]:
@@ -62,7 +98,7 @@ def history_page(browser: Browser, request: Request) -> HTMLResponse:
     entry = browser.store(request.path_params["sid"])
     steps = history_steps(browser, entry)
     if not steps:
-        return browser.page("history.html", entry=entry, steps=[], status_code=200)
+        return browser.page("history.html", entry=entry, steps=[])
     history = History(entry.store)
     raw = request.query_params.get("step")
     try:
@@ -72,17 +108,19 @@ def history_page(browser: Browser, request: Request) -> HTMLResponse:
     diff = history.diff(step.index - 1, step.index) if step.index > 0 else None
     patch, cut = _patch(diff) if diff is not None else ([], 0)
     state = StoreState(browser, entry, step)
-    root, shown = build_nodes(state)
-    trajectory = trajectory_of(browser, entry, steps)
-    charts: list[Chart] = [
-        growth_chart(title, trajectory.column(column), step.index,
-                     lambda i: browser.history_url(entry.id, i))
-        for column, title in GROWTH
-    ]
+    under = request.query_params.get("under", ROOT)
+    root, shown = build_nodes(state, under=under)
+    growth = trajectory_of(browser, entry, steps)
+    charts: list[Chart] = []
+    if growth.result is not None:
+        charts = [growth_chart(title, growth.result.column(column), step.index,
+                               lambda i: browser.history_url(entry.id, i))
+                  for column, title in GROWTH]
     added = set(diff.added) if diff else {p for p in state.files()}
     modified = set(diff.modified) if diff else set()
     return browser.page(
         "history.html", entry=entry, steps=steps, step=step, diff=diff, patch=patch, cut=cut,
-        root=root, shown=shown, charts=charts, added=added, modified=modified,
-        headings_limit=HEADINGS_FILES, state=state,
+        root=root, shown=shown, charts=charts, growth=growth, added=added, modified=modified,
+        headings_limit=HEADINGS_FILES, state=state, under=under,
+        open_url=lambda folder: browser.history_url(entry.id, step.index, under=folder),
     )

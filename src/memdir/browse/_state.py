@@ -12,7 +12,16 @@ from functools import cached_property, partial
 from memdir.browse._context import Browser
 from memdir.browse._render import Linked, LinkResolver
 from memdir.browse._sources import BrowsedStore
-from memdir.store import ROOT, Document, StoreError, XRef, find_section, parse_document
+from memdir.store import (
+    ROOT,
+    Document,
+    Heading,
+    StoreError,
+    XRef,
+    digest_text,
+    find_section,
+    parse_document,
+)
 from memdir.store.history import History, HistoryError, Step
 
 __all__ = ["StoreState", "history_steps", "state_of"]
@@ -82,6 +91,20 @@ class StoreState:
         if blob is None:
             return None
         return self.browser.texts.get(blob, partial(self._fetch, blob))
+
+    def outline(self, path: str) -> tuple[str | None, list[Heading]]:
+        """A file's description and headings, parsed once per distinct text."""
+        text = self.read(path)
+        if text is None:
+            return None, []
+
+        def parse() -> tuple[str | None, list[Heading]]:
+            doc = parse_document(path, text)
+            return doc.description or None, doc.headings
+
+        found: tuple[str | None, list[Heading]] = self.browser.outlines.get(
+            digest_text(text), parse)
+        return found
 
     def document(self, path: str) -> Document | None:
         """One file parsed, or None when the state has no such file."""

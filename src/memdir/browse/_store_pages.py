@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import anyio
 from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -15,7 +16,7 @@ from memdir.browse._context import Browser
 from memdir.browse._render import render_lines, render_markdown
 from memdir.browse._sources import BrowsedStore
 from memdir.browse._state import StoreState, history_steps, parent_folders, state_of
-from memdir.browse._tree import HEADINGS_FILES, build_nodes
+from memdir.browse._tree import FILES_SHOWN, HEADINGS_FILES, build_nodes
 from memdir.store import ROOT, Finding, StoreError
 from memdir.store.history import HistoryError
 from memdir.tools import bm25_set, read_set
@@ -39,13 +40,21 @@ def tree_page(browser: Browser, request: Request) -> HTMLResponse:
     """The taxonomy tree with descriptions, sizes and headings; ``?q=`` filters it."""
     entry, state = _entry_and_state(browser, request)
     needle = request.query_params.get("q", "")
-    root, shown = build_nodes(state, needle)
-    checks = checks_for(browser, entry) if state.step is None else None
+    under = request.query_params.get("under", ROOT)
+    try:
+        under = entry.store.resolve(under, "dir").virtual
+    except StoreError as exc:
+        raise HTTPException(404, str(exc)) from None
+    root, shown = build_nodes(state, needle, under)
+    checks = checks_for(browser, entry, files=shown if under == ROOT and not needle else None)
     return browser.page(
         "tree.html", entry=entry, state=state, root=root, shown=shown, needle=needle,
-        flagged=checks.flagged() if checks else {}, checks=checks,
-        headings_limit=HEADINGS_FILES, steps=len(history_steps(browser, entry)),
+        flagged=checks.flagged() if checks else {}, checks=checks, under=under,
+        headings_limit=HEADINGS_FILES, files_shown=FILES_SHOWN,
+        steps=len(history_steps(browser, entry)),
         open_all=shown <= HEADINGS_FILES or bool(needle),
+        folders=parent_folders(under + "/x") if under != ROOT else [],
+        open_url=lambda folder: browser.store_url(entry.id, under=folder, q=needle or None),
     )
 
 
@@ -164,11 +173,11 @@ def health_page(browser: Browser, request: Request) -> HTMLResponse:
                         inline_limit=INLINE_CHECK_FILES)
 
 
-def turn_page(browser: Browser, request: Request) -> HTMLResponse:
-    """The turn a locator names, within its session, from the store's source conversation."""
+async def turn_page(browser: Browser, request: Request) -> HTMLResponse:
+    """A turn within its session, and the store lines that cite it (found by the grep tool)."""
     entry = browser.store(request.path_params["sid"])
     locator = request.path_params["locator"].strip("[]")
-    conversation, problem = entry.conversation()
+    conversation, problem = await anyio.to_thread.run_sync(entry.conversation)
     if conversation is None:
         raise HTTPException(404, f"{locator}: {problem}; browse the store with "
                                  "--conversation to link its locators")
@@ -177,5 +186,8 @@ def turn_page(browser: Browser, request: Request) -> HTMLResponse:
     except KeyError as exc:
         raise HTTPException(404, str(exc).strip("'\"")) from None
     session = next(s for s in conversation.sessions if turn in s.turns)
+    toolset = browser.cache.get(("toolset", entry.id, "grep"), lambda: read_set(entry.store))
+    found = await toolset.call("grep", {"pattern": rf"\b{locator}\b", "max_results": 50})
     return browser.page("turn.html", entry=entry, conversation=conversation, session=session,
-                        turn=turn)
+                        turn=turn, cited_by=_link_output(browser, entry.id, found.content,
+                                                         "grep"))

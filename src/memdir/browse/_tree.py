@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memdir.browse._state import StoreState
-from memdir.store import ROOT, Heading, StoreError, parse_document
+from memdir.store import ROOT, Heading, StoreError
 
-__all__ = ["HEADINGS_FILES", "Node", "build_nodes"]
+__all__ = ["FILES_SHOWN", "HEADINGS_FILES", "Node", "build_nodes"]
 
 HEADINGS_FILES = 200
 """Headings are listed under each file when the tree shows at most this many files."""
+FILES_SHOWN = 1000
+"""Past this many files, folders below the top are shown collapsed, each with a link
+that opens it as the top of the tree (the page stays small on a store of thousands)."""
 
 
 @dataclass
@@ -25,6 +28,8 @@ class Node:
     children: list[Node] = field(default_factory=list)
     files: int = 0
     """Files at or below this node."""
+    collapsed: bool = False
+    """The folder's files are left out of this page (open the folder to see them)."""
 
     @property
     def name(self) -> str:
@@ -41,32 +46,31 @@ def _rows(state: StoreState) -> list[tuple[str, int, str | None]]:
         except StoreError:
             return []
     texts = state.read_all()
-    rows = []
-    for path in sorted(texts):
-        doc = parse_document(path, texts[path])
-        rows.append((path, len(texts[path].encode("utf-8")), doc.description or None))
-    return rows
+    return [(path, len(texts[path].encode("utf-8")), state.outline(path)[0])
+            for path in sorted(texts)]
 
 
 def _matches(needle: str, path: str, description: str | None) -> bool:
     return needle in path.lower() or (description is not None and needle in description.lower())
 
 
-def build_nodes(state: StoreState, needle: str = "") -> tuple[Node, int]:
-    """The tree of a state, keeping files whose path or description contains ``needle``.
+def build_nodes(state: StoreState, needle: str = "", under: str = ROOT) -> tuple[Node, int]:
+    """The tree below folder ``under``, keeping files whose path or description has ``needle``.
 
     Returns:
-        The root node and the number of files kept.
+        The top node (``under``) and the number of files kept.
     """
     needle = needle.strip().lower()
-    rows = [r for r in _rows(state) if not needle or _matches(needle, r[0], r[2])]
-    root = Node(ROOT, True)
-    folders = {ROOT: root}
+    top = under.rstrip("/") or ROOT
+    rows = [r for r in _rows(state) if r[0].startswith(top + "/")
+            and (not needle or _matches(needle, r[0], r[2]))]
+    root = Node(top, True)
+    folders = {top: root}
     for path, size, description in rows:
         parent = root
-        parts = path.removeprefix(ROOT + "/").split("/")
+        parts = path.removeprefix(top + "/").split("/")
         for depth in range(1, len(parts)):
-            folder = ROOT + "/" + "/".join(parts[:depth])
+            folder = top + "/" + "/".join(parts[:depth])
             if folder not in folders:
                 folders[folder] = Node(folder, True)
                 parent.children.append(folders[folder])
@@ -75,7 +79,20 @@ def build_nodes(state: StoreState, needle: str = "") -> tuple[Node, int]:
     if len(rows) <= HEADINGS_FILES:
         _add_headings(state, root)
     _order(root)
+    if len(rows) > FILES_SHOWN:
+        for child in root.children:
+            _collapse(child)
     return root, len(rows)
+
+
+def _collapse(node: Node) -> None:
+    if not node.is_dir:
+        return
+    kept = [c for c in node.children if c.is_dir]
+    node.collapsed = len(kept) < len(node.children)
+    node.children = kept
+    for child in kept:
+        _collapse(child)
 
 
 def _add_headings(state: StoreState, node: Node) -> None:
@@ -83,9 +100,7 @@ def _add_headings(state: StoreState, node: Node) -> None:
         if child.is_dir:
             _add_headings(state, child)
             continue
-        doc = state.document(child.path)
-        if doc is not None:
-            child.headings = doc.headings
+        child.headings = state.outline(child.path)[1]
 
 
 def _order(node: Node) -> int:

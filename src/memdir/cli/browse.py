@@ -13,21 +13,27 @@ from memdir.config import get_settings
 
 if TYPE_CHECKING:
     from memdir.browse import ConversationRef
+    from memdir.conversation import Conversation
 
 __all__ = ["browse", "parse_conversation", "register"]
 
 
-def parse_conversation(value: str, data_dir: Path | None) -> ConversationRef:
-    """``locomo:conv-50`` (a benchmark's conversation) or a conversation file's path."""
+def parse_conversation(value: str, data_dir: Path | None) -> ConversationRef | Conversation:
+    """``locomo:conv-50`` (a benchmark's conversation), ``sample``, or a conversation file."""
     from memdir.browse import ConversationRef
 
+    if value == "sample":
+        from memdir.sample import load_sample_conversation
+
+        return load_sample_conversation()
     path = Path(value).expanduser()
     if path.is_file():
         return ConversationRef(None, None, None, file=path)
     benchmark, sep, conversation_id = value.partition(":")
     if not sep or benchmark not in ("locomo", "realtalk", "personamem") or not conversation_id:
         fail(f"--conversation {value!r} is neither a file nor BENCHMARK:ID.",
-             "give e.g. --conversation locomo:conv-50, or a conversation JSON file.")
+             "give e.g. --conversation locomo:conv-50, sample (the store of `memdir init "
+             "--sample`), or a conversation JSON file.")
     return ConversationRef(benchmark, conversation_id, data_dir)
 
 
@@ -36,8 +42,9 @@ def browse(
         metavar="STORE|RUN", help="A store, a build folder, a study run or a skills run folder.")],
     conversation: Annotated[str | None, typer.Option(
         "--conversation", "-c", help="The conversation a plain store was built from, to link "
-        "its [S5T3] locators: BENCHMARK:ID (e.g. locomo:conv-50) or a conversation file. "
-        "Runs and build folders name their own.")] = None,
+        "its [S5T3] locators: BENCHMARK:ID (e.g. locomo:conv-50), sample (the shipped "
+        "sample conversation) or a conversation file. Runs and build folders name their "
+        "own.")] = None,
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", help="The benchmark data folder (default: MEMDIR_DATA_DIR, or what "
         "the run recorded).")] = None,
@@ -66,6 +73,8 @@ def browse(
     Exit status: 0 stopped cleanly, 2 nothing to browse or refused options.
 
     For example:
+
+        memdir init ./memories --sample && memdir browse ./memories --conversation sample
 
         memdir browse ./memories --conversation locomo:conv-50
 
