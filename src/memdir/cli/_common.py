@@ -43,6 +43,7 @@ __all__ = [
     "load_toolset",
     "open_store",
     "print_result",
+    "runnable",
     "show_model_retries",
 ]
 
@@ -81,6 +82,37 @@ class ExitCode(IntEnum):
     ERROR = 2
 
 
+@cache
+def _invocation() -> str:
+    """How the user's shell starts memdir.
+
+    ``uv run memdir`` under ``uv run``, ``memdir`` when it is on PATH, else this
+    interpreter's ``python -m memdir``.
+    """
+    import os
+    import shutil
+    import sys
+
+    if os.environ.get("UV"):  # set by `uv run` for the process it starts
+        return "uv run memdir"
+    if shutil.which("memdir"):
+        return "memdir"
+    return f"{shlex.quote(sys.executable)} -m memdir"
+
+
+def runnable(text: str) -> str:
+    """``text`` with every ```memdir ...``` command written the way this shell can run it.
+
+    Hints quote commands in backticks (```memdir init ./memories```); after
+    ``uv sync`` alone ``memdir`` is not on PATH, so those become ``uv run memdir ...``
+    (or ``python -m memdir ...``), and a hint can be pasted as printed.
+    """
+    prefix = _invocation()
+    if prefix == "memdir":
+        return text
+    return text.replace("`memdir ", f"`{prefix} ").replace("[bold]memdir ", f"[bold]{prefix} ")
+
+
 def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR) -> NoReturn:
     """Print an error (and what to do about it) on stderr and exit.
 
@@ -98,9 +130,9 @@ def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR)
     from rich.markup import escape
 
     err = _console(True)
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    err.print(f"[bold red]error:[/] {escape(runnable(message))}")
     if hint:
-        err.print(f"[dim]hint:[/] {escape(hint)}")
+        err.print(f"[dim]hint:[/] {escape(runnable(hint))}")
     raise typer.Exit(int(code))
 
 
