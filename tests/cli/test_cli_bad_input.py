@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -69,3 +70,30 @@ def test_a_malformed_environment_value_is_named(monkeypatch: pytest.MonkeyPatch,
     first, hint = result.stderr.splitlines()
     assert first.startswith("error: bad environment setting: MEMDIR_MAX_FILE_BYTES='lots'")
     assert hint.startswith("hint: fix the value or unset the variable")
+
+
+def _latin1_file(store: Path) -> None:
+    (store / "latin.md").write_bytes(b"---\nname: latin\ndescription: caf\xe9\n---\nbody \xff\n")
+
+
+def test_lint_fix_reports_a_file_that_is_not_utf8_and_fixes_the_rest(sample_dir: Path) -> None:
+    _latin1_file(sample_dir)
+    (sample_dir / "bare.md").write_text("# Bare\n\nNo header here.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["lint", str(sample_dir), "--fix"])
+    assert result.exit_code == 1, result.output
+    assert "fixed /memories/bare.md: missing-frontmatter" in result.stdout
+    assert "/memories/latin.md: unreadable: /memories/latin.md is not valid UTF-8" in result.stdout
+    assert (sample_dir / "latin.md").read_bytes().endswith(b"body \xff\n")  # left untouched
+
+
+def test_health_measures_the_rest_and_names_the_unreadable_file(sample_dir: Path) -> None:
+    before = CliRunner().invoke(app, ["health", str(sample_dir), "--json"])
+    _latin1_file(sample_dir)
+    result = CliRunner().invoke(app, ["health", str(sample_dir), "--json"])
+    assert result.exit_code == 1, result.output
+    report, clean = json.loads(result.stdout), json.loads(before.stdout)
+    assert report["unreadable"] == {"/memories/latin.md": "/memories/latin.md is not valid "
+                                                          "UTF-8 text."}
+    assert report["shape"]["files"] == clean["shape"]["files"]
+    assert "/memories/latin.md is not valid UTF-8 text; it is left out of every measure" in (
+        report["alarms"])
