@@ -14,13 +14,14 @@ __all__ = ["grep", "register"]
 
 def grep(
     store_path: StoreArg,
-    pattern: Annotated[str, typer.Argument(help="A Python regular expression.")],
+    pattern: Annotated[str, typer.Argument(metavar="PATTERN",
+                                           help="A Python regular expression.")],
     path: Annotated[
         str, typer.Option("--path", "-p", help="Search only this folder or file of the store.")
     ] = ROOT,
     max_results: Annotated[
         int | None,
-        typer.Option("--max-results", "-m", min=1,
+        typer.Option("--max-results", min=1,
                      help="Stop after this many matching lines (default: the tool's own cap)."),
     ] = None,
     ignore_case: Annotated[

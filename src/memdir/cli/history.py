@@ -58,7 +58,7 @@ def init(ctx: typer.Context) -> None:
 @history_app.command("snapshot")
 def snapshot(
     ctx: typer.Context,
-    message: Annotated[str, typer.Option("-m", "--message", help="Names the unit.")],
+    message: Annotated[str, typer.Option("--message", help="Names the unit.")],
 ) -> None:
     """Record the store's current state as a new step (even when nothing changed)."""
     try:

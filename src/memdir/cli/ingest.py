@@ -26,10 +26,11 @@ __all__ = ["ingest_command", "register"]
 
 
 def ingest_command(
-    source: Annotated[Path, typer.Argument(help="Conversation: JSON turns file or plain text.")],
     store_path: Annotated[
-        Path, typer.Option("--store", "-s", help="The store's folder (created if missing).")
+        Path, typer.Argument(metavar="STORE", help="The store's folder (created if missing).")
     ],
+    source: Annotated[Path, typer.Argument(metavar="SOURCE",
+                                           help="Conversation: JSON turns file or plain text.")],
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="provider/model (default: MEMDIR_MODEL).")
     ] = None,
@@ -67,7 +68,7 @@ def ingest_command(
 
     For example:
 
-        memdir ingest talk.json --store ./memories --model openai/gpt-5.4-mini
+        memdir ingest ./memories talk.json --model openai/gpt-5.4-mini
     """
     chosen = model or get_settings().model
     if chosen is None:
