@@ -42,6 +42,7 @@ __all__ = [
     "is_store",
     "load_toolset",
     "open_store",
+    "print_json",
     "print_result",
     "runnable",
     "show_model_retries",
@@ -214,6 +215,13 @@ def call_tool(toolset: ToolSet, name: str, arguments: Mapping[str, Any] | None) 
     import asyncio
 
     return asyncio.run(toolset.call(name, arguments))
+
+
+def print_json(data: object) -> None:
+    """Print ``data`` as indented JSON on stdout (the ``--json`` form of every command)."""
+    import json
+
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def print_result(result: ToolResult) -> None:
