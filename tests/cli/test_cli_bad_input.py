@@ -69,7 +69,8 @@ def test_a_malformed_environment_value_is_named(monkeypatch: pytest.MonkeyPatch,
     assert result.exit_code == 2
     first, hint = result.stderr.splitlines()
     assert first.startswith("error: bad environment setting: MEMDIR_MAX_FILE_BYTES='lots'")
-    assert hint.startswith("hint: fix the value or unset the variable")
+    assert hint == ("hint: fix the value, or unset it to use the default: "
+                    "`unset MEMDIR_MAX_FILE_BYTES`.")
 
 
 def _latin1_file(store: Path) -> None:
