@@ -2,7 +2,8 @@
 
 Exit codes mean the same thing in every subcommand: 0 everything went well,
 1 the command ran and found something (lint findings, a failed check), 2 the
-command could not do what was asked (bad usage, no store, a tool error).
+command could not do what was asked (bad usage, no store, a tool error), 130
+stopped by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class ExitCode(IntEnum):
     OK = 0
     FINDINGS = 1
     ERROR = 2
+    INTERRUPTED = 130
+    """Stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 
 
 @cache
