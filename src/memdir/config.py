@@ -27,7 +27,15 @@ ENV_PREFIX = "MEMDIR_"
 
 
 class SettingsError(ValueError):
-    """A ``MEMDIR_*`` environment variable holds a value its setting cannot take."""
+    """A ``MEMDIR_*`` environment variable holds a value its setting cannot take.
+
+    Attributes:
+        variables: The names of the offending variables, in the message's order.
+    """
+
+    def __init__(self, message: str, variables: list[str]) -> None:
+        super().__init__(message)
+        self.variables = variables
 
 
 class Settings(BaseModel):
@@ -85,12 +93,13 @@ class Settings(BaseModel):
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
-            problems = []
+            problems, variables = [], []
             for error in exc.errors():
                 name = str(error["loc"][0]) if error["loc"] else ""
                 variable = ENV_PREFIX + name.upper()
+                variables.append(variable)
                 problems.append(f"{variable}={given.get(variable, '')!r}: {error['msg']}")
-            raise SettingsError("; ".join(problems)) from None
+            raise SettingsError("; ".join(problems), variables) from None
 
 
 @lru_cache(maxsize=1)

@@ -79,13 +79,13 @@ def test_ask_errors_say_what_to_do(tmp_path: Path) -> None:
 
 
 def test_ingest_needs_a_model(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["ingest", str(_conv(tmp_path)), "--store", str(tmp_path / "s")])
+    result = runner.invoke(app, ["ingest", str(tmp_path / "s"), str(_conv(tmp_path))])
     assert result.exit_code == 2 and "MEMDIR_MODEL" in result.output
 
 
 def test_ingest_runs_the_management_agent(tmp_path: Path) -> None:
     target = tmp_path / "s"
-    result = runner.invoke(app, ["ingest", str(_conv(tmp_path)), "--store", str(target),
+    result = runner.invoke(app, ["ingest", str(target), str(_conv(tmp_path)),
                                  "--model", "h5script/ok"])
     assert result.exit_code == 0, result.output
     assert "chunk 1/1" in result.output and "2 round(s)" in result.output
@@ -94,7 +94,7 @@ def test_ingest_runs_the_management_agent(tmp_path: Path) -> None:
 
 def test_a_failed_ingest_exits_2_and_says_how_to_resume(tmp_path: Path) -> None:
     target = tmp_path / "s"
-    result = runner.invoke(app, ["ingest", str(_conv(tmp_path)), "--store", str(target),
+    result = runner.invoke(app, ["ingest", str(target), str(_conv(tmp_path)),
                                  "--model", "h5script/broken"])
     assert result.exit_code == 2
     assert "restored" in result.output and "--skip 0" in result.output

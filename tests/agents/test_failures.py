@@ -175,7 +175,7 @@ def test_ingest_names_the_missing_key_before_touching_the_store(tmp_path: Path) 
     talk = tmp_path / "talk.json"
     talk.write_text(json.dumps({"speakers": ["Ana"], "sessions": [
         {"id": 1, "date": "2024-01-01", "turns": [{"speaker": "Ana", "text": "I weave."}]}]}))
-    result = CliRunner().invoke(app, ["ingest", str(talk), "--store", str(tmp_path / "s"),
+    result = CliRunner().invoke(app, ["ingest", str(tmp_path / "s"), str(talk),
                                       "--model", "openai-api/memdirnokey/m"])
     assert result.exit_code == 2 and "MEMDIRNOKEY_API_KEY" in result.output
     assert "chunk" not in result.output and not (tmp_path / "s").exists()

@@ -83,3 +83,38 @@ def test_a_grep_loads_neither_agents_nor_the_ranked_index(sample_dir: object) ->
         "from memdir.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     assert not loaded & {*HEAVY, "rich"}, loaded
+
+
+def _leaf_commands() -> list[tuple[str, typer.core.TyperCommand]]:
+    found = []
+    ctx = typer.Context(ROOT)
+    pending: list[tuple[str, object]] = [
+        (name, ROOT.resolve_command(ctx, [name])[1]) for name in COMMANDS
+    ]
+    while pending:
+        name, command = pending.pop()
+        if isinstance(command, TyperGroup):
+            sub = typer.Context(command)
+            pending += [(f"{name} {n}", command.get_command(sub, n))
+                        for n in command.list_commands(sub)]
+        elif isinstance(command, typer.core.TyperCommand):
+            found.append((name, command))
+    return sorted(found, key=lambda item: item[0])
+
+
+def test_each_short_flag_means_one_thing_everywhere() -> None:
+    meaning: dict[str, set[str]] = {}
+    for _name, command in _leaf_commands():
+        for param in command.params:
+            longs = [o for o in param.opts if o.startswith("--")]
+            for short in (o for o in param.opts if len(o) == 2 and o.startswith("-")):
+                meaning.setdefault(short, set()).update(longs)
+    clashes = {short: longs for short, longs in meaning.items() if len(longs) > 1}
+    assert not clashes, clashes
+
+
+def test_store_is_the_first_argument_of_every_store_command() -> None:
+    for name, command in _leaf_commands():
+        names = [p.name for p in command.params if p.param_type_name == "argument"]
+        if "store_path" in names:
+            assert names[0] == "store_path", f"{name}: {names}"

@@ -34,11 +34,11 @@ def test_init_snapshot_log_show_diff_verify(store: Store, tmp_path: Path) -> Non
     app = _app()
     assert RUN.invoke(app, ["history", root, "init"]).exit_code == 0
     store.create("/memories/a.md", _doc("a", "first"))
-    first = RUN.invoke(app, ["history", root, "snapshot", "-m", "chunk 1"])
+    first = RUN.invoke(app, ["history", root, "snapshot", "--message", "chunk 1"])
     assert first.exit_code == 0 and len(first.output.strip()) == 40
     store.write("/memories/a.md", _doc("a", "second"))
     store.create("/memories/b.md", _doc("b", "new"))
-    assert RUN.invoke(app, ["history", root, "snapshot", "-m", "chunk 2"]).exit_code == 0
+    assert RUN.invoke(app, ["history", root, "snapshot", "--message", "chunk 2"]).exit_code == 0
 
     log = RUN.invoke(app, ["history", root, "log", "--json"])
     assert [s["message"] for s in json.loads(log.output)] == ["chunk 1", "chunk 2"]

@@ -144,7 +144,7 @@ def _root(
         from memdir.cli._common import fail
 
         fail(f"bad environment setting: {exc}.",
-             "fix the value or unset the variable (e.g. `unset MEMDIR_MAX_FILE_BYTES`).")
+             f"fix the value, or unset it to use the default: `unset {' '.join(exc.variables)}`.")
 
 
 def main() -> None:

@@ -2,7 +2,8 @@
 
 Exit codes mean the same thing in every subcommand: 0 everything went well,
 1 the command ran and found something (lint findings, a failed check), 2 the
-command could not do what was asked (bad usage, no store, a tool error).
+command could not do what was asked (bad usage, no store, a tool error), 130
+stopped by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ __all__ = [
     "is_store",
     "load_toolset",
     "open_store",
+    "print_json",
     "print_result",
+    "runnable",
     "show_model_retries",
 ]
 
@@ -79,6 +82,39 @@ class ExitCode(IntEnum):
     OK = 0
     FINDINGS = 1
     ERROR = 2
+    INTERRUPTED = 130
+    """Stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
+@cache
+def _invocation() -> str:
+    """How the user's shell starts memdir.
+
+    ``uv run memdir`` under ``uv run``, ``memdir`` when it is on PATH, else this
+    interpreter's ``python -m memdir``.
+    """
+    import os
+    import shutil
+    import sys
+
+    if os.environ.get("UV"):  # set by `uv run` for the process it starts
+        return "uv run memdir"
+    if shutil.which("memdir"):
+        return "memdir"
+    return f"{shlex.quote(sys.executable)} -m memdir"
+
+
+def runnable(text: str) -> str:
+    """``text`` with every ```memdir ...``` command written the way this shell can run it.
+
+    Hints quote commands in backticks (```memdir init ./memories```); after
+    ``uv sync`` alone ``memdir`` is not on PATH, so those become ``uv run memdir ...``
+    (or ``python -m memdir ...``), and a hint can be pasted as printed.
+    """
+    prefix = _invocation()
+    if prefix == "memdir":
+        return text
+    return text.replace("`memdir ", f"`{prefix} ").replace("[bold]memdir ", f"[bold]{prefix} ")
 
 
 def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR) -> NoReturn:
@@ -98,9 +134,9 @@ def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR)
     from rich.markup import escape
 
     err = _console(True)
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    err.print(f"[bold red]error:[/] {escape(runnable(message))}")
     if hint:
-        err.print(f"[dim]hint:[/] {escape(hint)}")
+        err.print(f"[dim]hint:[/] {escape(runnable(hint))}")
     raise typer.Exit(int(code))
 
 
@@ -182,6 +218,13 @@ def call_tool(toolset: ToolSet, name: str, arguments: Mapping[str, Any] | None) 
     import asyncio
 
     return asyncio.run(toolset.call(name, arguments))
+
+
+def print_json(data: object) -> None:
+    """Print ``data`` as indented JSON on stdout (the ``--json`` form of every command)."""
+    import json
+
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def print_result(result: ToolResult) -> None:

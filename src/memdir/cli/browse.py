@@ -51,7 +51,7 @@ def browse(
     host: Annotated[str, typer.Option(
         "--host", help="The loopback address to bind (127.0.0.1, ::1 or localhost).")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535,
                                       help="TCP port (0: any free one).")] = 8766,
     token: Annotated[str | None, typer.Option(
         "--token", help="The secret the pages require. Defaults to MEMDIR_MCP_TOKEN, else a "

@@ -20,7 +20,7 @@ import typer
 from rich.markup import escape
 from rich.rule import Rule
 
-from memdir.cli._common import ExitCode, call_tool, console, fail
+from memdir.cli._common import ExitCode, call_tool, console, fail, runnable
 from memdir.cli.tree import tree_lines
 from memdir.sample import build_sample_store, load_sample_conversation
 from memdir.store import ROOT, Store, lint_store
@@ -201,8 +201,8 @@ def demo(
     ok = run_demo(out)
     where = escape(shlex.quote(str(out)))
     console.print(Rule())
-    console.print(f"The store is at [bold]{where}[/]. Try: [bold]memdir tree {where}[/] or "
-                  f"[bold]memdir serve {where}[/]")
+    console.print(runnable(f"The store is at [bold]{where}[/]. Try: [bold]memdir tree {where}[/] "
+                           f"or [bold]memdir serve {where}[/]"))
     if not ok:
         raise typer.Exit(int(ExitCode.FINDINGS))
 

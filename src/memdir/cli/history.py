@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from memdir.cli._common import StoreArg
+from memdir.cli._common import StoreArg, fail, runnable
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -26,14 +26,24 @@ history_app = typer.Typer(
 
 
 def _history(ctx: typer.Context) -> History:
-    history = ctx.obj
-    assert isinstance(history, History)
-    return history
+    """The history of the store named before the subcommand, opened on first use.
+
+    Opened here rather than in the group's callback, so that ``memdir history
+    STORE SUB --help`` works whether or not STORE exists.
+    """
+    if not isinstance(ctx.obj, History):
+        assert isinstance(ctx.obj, Path)
+        try:
+            ctx.obj = History(Store(ctx.obj))
+        except StoreError as exc:
+            raise _guard(str(exc), ctx) from None
+    return ctx.obj
 
 
-def _guard(action: str) -> typer.Exit:
-    typer.echo(f"error: {action}", err=True)
-    return typer.Exit(EXIT_USAGE)
+def _guard(action: str, ctx: typer.Context) -> typer.Exit:
+    # One error line; a command quoted in it names this store and runs in this shell.
+    store = ctx.obj.root if isinstance(ctx.obj, History) else ctx.obj
+    fail(action.replace("memdir history STORE ", f"memdir history {store} "))
 
 
 @history_app.callback()
@@ -42,10 +52,7 @@ def main(
     store_path: StoreArg,
 ) -> None:
     """Open the store whose history the command works on."""
-    try:
-        ctx.obj = History(Store(store_path))
-    except StoreError as exc:
-        raise _guard(str(exc)) from None
+    ctx.obj = store_path
 
 
 @history_app.command("init")
@@ -58,13 +65,13 @@ def init(ctx: typer.Context) -> None:
 @history_app.command("snapshot")
 def snapshot(
     ctx: typer.Context,
-    message: Annotated[str, typer.Option("-m", "--message", help="Names the unit.")],
+    message: Annotated[str, typer.Option("--message", help="Names the unit.")],
 ) -> None:
     """Record the store's current state as a new step (even when nothing changed)."""
     try:
         commit = _history(ctx).snapshot(message)
     except StoreError as exc:
-        raise _guard(str(exc)) from None
+        raise _guard(str(exc), ctx) from None
     typer.echo(commit)
 
 
@@ -77,9 +84,14 @@ def log(
     try:
         steps = _history(ctx).steps()
     except StoreError as exc:
-        raise _guard(str(exc)) from None
+        raise _guard(str(exc), ctx) from None
     if as_json:
         typer.echo(json.dumps([asdict(s) for s in steps], indent=2))
+        return
+    if not steps:
+        typer.echo(f"no snapshots yet in {_history(ctx).root}.", err=True)
+        typer.echo(runnable("hint: record one with `memdir history STORE snapshot --message "
+                            "'...'`.").replace("STORE", str(_history(ctx).root)), err=True)
         return
     for s in steps:
         title = s.message.split("\n", 1)[0]
@@ -96,11 +108,11 @@ def show(
     try:
         state = _history(ctx).read_state(step)
     except StoreError as exc:
-        raise _guard(str(exc)) from None
+        raise _guard(str(exc), ctx) from None
     if path is not None:
         wanted = path if path.startswith("/memories") else f"/memories/{path.lstrip('/')}"
         if wanted not in state:
-            raise _guard(f"{wanted} does not exist at step {step}; run show without --path.")
+            raise _guard(f"{wanted} does not exist at step {step}; run show without --path.", ctx)
         typer.echo(state[wanted], nl=False)
         return
     for name, text in state.items():
@@ -113,12 +125,23 @@ def diff(
     a: Annotated[str, typer.Argument(help="The earlier step.")],
     b: Annotated[str, typer.Argument(help="The later step.")] = "-1",
     stat: Annotated[bool, typer.Option("--stat", help="Only list changed paths.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print one JSON object: added, removed and modified paths, and the "
+        "text diff (unless --stat).")] = False,
 ) -> None:
     """Compare two steps: added, removed and modified files, then the text diff."""
     try:
         change = _history(ctx).diff(a, b)
     except StoreError as exc:
-        raise _guard(str(exc)) from None
+        raise _guard(str(exc), ctx) from None
+    if as_json:
+        data: dict[str, object] = {"from": a, "to": b, "added": list(change.added),
+                                   "removed": list(change.removed),
+                                   "modified": list(change.modified)}
+        if not stat:
+            data["patch"] = change.patch
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
     for mark, paths in (("A", change.added), ("D", change.removed), ("M", change.modified)):
         for p in paths:
             typer.echo(f"{mark}  {p}")
@@ -136,7 +159,7 @@ def checkout(
     try:
         _history(ctx).checkout_to(step, dest)
     except StoreError as exc:
-        raise _guard(str(exc)) from None
+        raise _guard(str(exc), ctx) from None
     typer.echo(f"step {step} rebuilt in {dest}")
 
 
@@ -146,7 +169,7 @@ def verify(ctx: typer.Context) -> None:
     try:
         report = _history(ctx).verify()
     except StoreError as exc:
-        raise _guard(str(exc)) from None
+        raise _guard(str(exc), ctx) from None
     for line in report.mismatches:
         typer.echo(f"! {line}")
     typer.echo(f"{report.checked} steps checked, {len(report.mismatches)} mismatches")
@@ -166,7 +189,7 @@ def table(
     try:
         trajectory = measure_history(_history(ctx), measurer=Measurer(seed=seed))
     except StoreError as exc:
-        raise _guard(str(exc)) from None
+        raise _guard(str(exc), ctx) from None
     typer.echo(trajectory.to_csv() if as_csv else trajectory.to_markdown())
     if plots is not None and trajectory.rows:
         for png in plot_trajectory(trajectory, plots):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -14,7 +15,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 
-from memdir.cli._common import console, err_console, fail, show_model_retries
+from memdir.cli._common import ExitCode, console, err_console, fail, show_model_retries
 from memdir.cli.ask import format_cost
 from memdir.config import get_settings
 from memdir.store import Store, StoreError
@@ -26,10 +27,11 @@ __all__ = ["ingest_command", "register"]
 
 
 def ingest_command(
-    source: Annotated[Path, typer.Argument(help="Conversation: JSON turns file or plain text.")],
     store_path: Annotated[
-        Path, typer.Option("--store", "-s", help="The store's folder (created if missing).")
+        Path, typer.Argument(metavar="STORE", help="The store's folder (created if missing).")
     ],
+    source: Annotated[Path, typer.Argument(metavar="SOURCE",
+                                           help="Conversation: JSON turns file or plain text.")],
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="provider/model (default: MEMDIR_MODEL).")
     ] = None,
@@ -67,7 +69,7 @@ def ingest_command(
 
     For example:
 
-        memdir ingest talk.json --store ./memories --model openai/gpt-5.4-mini
+        memdir ingest ./memories talk.json --model openai/gpt-5.4-mini
     """
     chosen = model or get_settings().model
     if chosen is None:
@@ -102,8 +104,10 @@ def ingest_command(
                   TextColumn("{task.completed}/{task.total} chunks"),
                   console=err_console, transient=True, disable=as_json) as bar:
         task = bar.add_task("integrating", total=total, completed=skip)
+        integrated = [skip]
 
         def done(outcome: ChunkOutcome) -> None:
+            integrated[0] = outcome.index
             bar.advance(task)
             rec = outcome.record
             if as_json:
@@ -125,6 +129,12 @@ def ingest_command(
                                         on_chunk=done))
         except IngestError as exc:
             fail(str(exc), f"fix the cause, then run again with --skip {exc.chunk.index - 1}.")
+        except KeyboardInterrupt:
+            again = shlex.join(["memdir", "ingest", str(store_path), str(source),
+                                "--model", chosen, "--skip", str(integrated[0])])
+            fail(f"interrupted: the chunk in progress was undone; {integrated[0]} of {total} "
+                 "chunk(s) are in the store.", f"resume with `{again}`.",
+                 code=ExitCode.INTERRUPTED)
         except ValueError as exc:
             fail(str(exc))
     if not as_json:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from memdir.cli._common import console, fail, is_store
+from memdir.cli._common import console, fail, is_store, runnable
 from memdir.sample import build_sample_store
 from memdir.store import Store
 
@@ -47,6 +47,16 @@ def init(
     """
     if path.exists() and not path.is_dir():
         fail(f"{path} is a file.", "choose a folder path for the store.")
+    try:
+        _create(path, sample, force)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = exc.filename or path
+        fail(f"cannot create a store at {path}: {reason} ({where}).",
+             "choose a folder you can write to, e.g. `memdir init ./memories`.")
+
+
+def _create(path: Path, sample: bool, force: bool) -> None:
     existing = path.is_dir() and any(not p.name.startswith(".") for p in path.iterdir())
     already = path.is_dir() and is_store(path)
     if existing and not already and not force:
@@ -59,7 +69,7 @@ def init(
         store = build_sample_store(path)
         console.print(f"Created the sample store at [bold]{escape(str(store.root))}[/] "
                       f"({len(store.files())} files).")
-        console.print(f"Next: [bold]memdir tree {escape(shlex.quote(str(path)))}[/]")
+        console.print(runnable(f"Next: [bold]memdir tree {escape(shlex.quote(str(path)))}[/]"))
         return
     store = Store(path, create=True)
     if already:
@@ -67,8 +77,8 @@ def init(
         return
     console.print(f"Created a store at [bold]{escape(str(store.root))}[/].")
     if existing:
-        console.print("It already holds files; check them with "
-                      f"[bold]memdir lint {escape(shlex.quote(str(path)))}[/].")
+        console.print(runnable("It already holds files; check them with "
+                               f"[bold]memdir lint {escape(shlex.quote(str(path)))}[/]."))
 
 
 def register(app: typer.Typer) -> None:

@@ -50,7 +50,7 @@ def serve(
         str, typer.Option("--host", help="Address to bind for http: loopback only (127.0.0.1, "
                           "::1 or [::1], localhost, 127.x.y.z) unless --allow-remote.")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535,
                                       help="TCP port for http.")] = 8765,
     token: Annotated[
         str | None,

@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from memdir.cli._common import StoreArg, call_tool, load_toolset, open_store, print_result
+from memdir.cli._common import (
+    StoreArg,
+    call_tool,
+    fail,
+    load_toolset,
+    open_store,
+    print_json,
+    print_result,
+)
 
 __all__ = ["register", "toc"]
 
@@ -16,6 +24,10 @@ def toc(
     file: Annotated[
         str, typer.Argument(help="A file of the store, e.g. /memories/people/alice.md.")
     ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: each section's heading "
+                           "path, level and first and last line.")
+    ] = False,
 ) -> None:
     """Show the heading outline of a memory file with the lines each section spans.
 
@@ -27,8 +39,22 @@ def toc(
     For example:
 
         memdir toc ./memories /memories/people/alice.md
+
+        memdir toc ./memories /memories/people/alice.md --json
     """
-    toolset = load_toolset("read", open_store(store_path))
+    store = open_store(store_path)
+    if as_json:
+        from memdir.store import StoreError, load_document
+
+        try:
+            doc = load_document(store, store.resolve(file, "file").virtual)
+        except StoreError as exc:
+            fail(str(exc))
+        print_json({"path": doc.path, "lines": len(doc.text.splitlines()), "sections": [
+            {"heading": list(s.path), "level": s.heading.level, "start": s.start, "end": s.end}
+            for s in doc.sections]})
+        return
+    toolset = load_toolset("read", store)
     print_result(call_tool(toolset, "toc", {"path": file}))
 
 

@@ -55,7 +55,7 @@ def tool(
     ] = None,
     set_name: Annotated[
         str,
-        typer.Option("--set", "-s", metavar="SET",
+        typer.Option("--set", metavar="SET",
                      help="The tool set: " + ", ".join(TOOLSET_NAMES) + "."),
     ] = "read",
     list_tools: Annotated[

@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from memdir.cli._common import StoreArg, console, fail, open_store
+from memdir.cli._common import StoreArg, console, fail, open_store, print_json
 from memdir.store import ROOT, Entry, StoreError
 
-__all__ = ["register", "tree", "tree_lines"]
+__all__ = ["entry_dict", "register", "tree", "tree_lines"]
 
 
 def _label(entry: Entry) -> str:
@@ -20,6 +20,14 @@ def _label(entry: Entry) -> str:
         return f"[bold blue]{name}/[/]"
     desc = escape(entry.description) if entry.description else "[red](no description)[/]"
     return f"{name}  [dim]{entry.size:,} B[/]  {desc}"
+
+
+def entry_dict(entry: Entry) -> dict[str, object]:
+    """One folder or file of a listing, for ``--json``."""
+    if entry.is_dir:
+        return {"path": entry.path, "kind": "folder", "depth": entry.depth}
+    return {"path": entry.path, "kind": "file", "depth": entry.depth, "bytes": entry.size,
+            "description": entry.description}
 
 
 def tree_lines(top: str, entries: list[Entry]) -> list[str]:
@@ -52,6 +60,10 @@ def tree(
         int | None,
         typer.Option("--depth", "-d", min=1, help="Show this many levels (default: all)."),
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: every folder and file "
+                           "with its depth, size and description.")
+    ] = False,
 ) -> None:
     """Show the store as a tree, each file with its size and description.
 
@@ -64,6 +76,8 @@ def tree(
     For example:
 
         memdir tree ./memories /memories/people --depth 1
+
+        memdir tree ./memories --json
     """
     store = open_store(store_path)
     try:
@@ -71,10 +85,14 @@ def tree(
         entries = store.walk(top, max_depth=depth)
     except StoreError as exc:
         fail(str(exc), f"list the whole store with `memdir tree {shlex.quote(str(store_path))}`.")
-    for line in tree_lines(top, entries):
-        console.print(line)
     files = sum(1 for e in entries if not e.is_dir)
     folders = len(entries) - files
+    if as_json:
+        print_json({"path": top, "folders": folders, "files": files,
+                    "entries": [entry_dict(e) for e in entries]})
+        return
+    for line in tree_lines(top, entries):
+        console.print(line)
     console.print(f"[dim]{folders} folder(s), {files} file(s)[/]")
 
 

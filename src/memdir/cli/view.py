@@ -6,8 +6,16 @@ from typing import Annotated, Any
 
 import typer
 
-from memdir.cli._common import StoreArg, call_tool, fail, load_toolset, open_store, print_result
-from memdir.store import ROOT
+from memdir.cli._common import (
+    StoreArg,
+    call_tool,
+    fail,
+    load_toolset,
+    open_store,
+    print_json,
+    print_result,
+)
+from memdir.store import ROOT, Store
 
 __all__ = ["register", "view"]
 
@@ -29,6 +37,10 @@ def view(
                      help="Show only the section under these headings, outer to inner, joined "
                      "by '>' (e.g. 'Work > Past'); the section_read tool."),
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: a file's numbered lines "
+                           "(of the range or section asked for), or a folder's entries.")
+    ] = False,
 ) -> None:
     """Show a memory file with numbered lines, or list a folder.
 
@@ -44,14 +56,20 @@ def view(
         memdir view ./memories /memories/people/alice.md --range 5 20
 
         memdir view ./memories /memories/people/alice.md --section 'Work > Past'
+
+        memdir view ./memories /memories/people --json
     """
     if line_range is not None and section is not None:
         fail("--range and --section cannot be combined.", "use one of them.")
-    toolset = load_toolset("read", open_store(store_path))
+    steps = [s.strip().lstrip("#").strip() for s in (section or "").split(">") if s.strip()]
+    if section is not None and not steps:
+        fail("--section needs at least one heading.", "e.g. --section 'Work > Past'.")
+    store = open_store(store_path)
+    if as_json:
+        _print_json(store, path, line_range, steps if section is not None else None)
+        return
+    toolset = load_toolset("read", store)
     if section is not None:
-        steps = [s.strip().lstrip("#").strip() for s in section.split(">") if s.strip()]
-        if not steps:
-            fail("--section needs at least one heading.", "e.g. --section 'Work > Past'.")
         result = call_tool(toolset, "section_read", {"path": path, "heading_path": steps})
     else:
         args: dict[str, Any] = {"path": path}
@@ -59,6 +77,39 @@ def view(
             args["view_range"] = list(line_range)
         result = call_tool(toolset, "view", args)
     print_result(result)
+
+
+def _print_json(store: Store, path: str, line_range: tuple[int, int] | None,
+                steps: list[str] | None) -> None:
+    from memdir.cli.tree import entry_dict
+    from memdir.store import StoreError, find_section, load_document
+
+    try:
+        target = store.resolve(path)
+        if target.host.is_dir():
+            print_json({"path": target.virtual, "kind": "folder",
+                        "entries": [entry_dict(e) for e in store.walk(target.virtual,
+                                                                       max_depth=2)]})
+            return
+        lines = store.read(target.virtual).splitlines()
+        first, last = 1, len(lines)
+        heading = None
+        if steps is not None:
+            doc = load_document(store, target.virtual)
+            found = find_section(doc.body, steps, doc.body_line)
+            first, last, heading = found.start, found.end, list(found.path)
+        elif line_range is not None:
+            first, last = line_range[0], (len(lines) if line_range[1] == -1 else line_range[1])
+            if not 1 <= first <= max(last, 1) or last > len(lines):
+                fail(f"--range {line_range[0]} {line_range[1]} is outside the file's "
+                     f"{len(lines)} lines.", f"give START and END between 1 and {len(lines)}.")
+    except (StoreError, LookupError) as exc:
+        fail(str(exc).strip("'\""))
+    data: dict[str, object] = {"path": target.virtual, "kind": "file", "total_lines": len(lines)}
+    if heading is not None:
+        data["section"] = heading
+    data["lines"] = [{"line": n, "text": lines[n - 1]} for n in range(first, last + 1)]
+    print_json(data)
 
 
 def register(app: typer.Typer) -> None:

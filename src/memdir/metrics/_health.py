@@ -55,6 +55,8 @@ class HealthReport:
     thresholds: HealthThresholds
     reading: list[str] = field(default_factory=list)
     alarms: list[str] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Files left out of every measure because they cannot be read, with the reason."""
 
     @property
     def healthy(self) -> bool:
@@ -76,6 +78,7 @@ class HealthReport:
             "stale_descriptions": [asdict(d) for d in self.stale_descriptions],
             "stale_facts": [asdict(s) for s in self.stale_facts],
             "lost_facts": lost,
+            "unreadable": self.unreadable,
             "thresholds": asdict(self.thresholds),
         }
 
@@ -126,6 +129,8 @@ def _reading(m: StoreMetrics) -> list[str]:
 
 def _alarms(report: HealthReport) -> list[str]:
     alarms: list[str] = []
+    for reason in report.unreadable.values():
+        alarms.append(f"{reason.rstrip('.')}; it is left out of every measure")
     for d in report.metrics.shape.dangling:
         alarms.append(f"dangling reference in {d.path}:{d.line}: {d.reason}")
     for p in report.duplicates:
@@ -169,11 +174,12 @@ def health_report(
     """
     limits = thresholds or HealthThresholds()
     measurer = measurer or Measurer()
-    metrics = measure_store(store, measurer=measurer)
+    unreadable: dict[str, str] = {}
+    metrics = measure_store(store, measurer=measurer, unreadable=unreadable)
     tree = metrics.tree
     lost = None
     if reference is not None:
-        lost = lost_facts(reference, read_state(store).values())
+        lost = lost_facts(reference, read_state(store, {}).values())
     report = HealthReport(
         metrics=metrics,
         duplicates=find_duplicates(tree, limits.duplicate_cosine, min_chars=measurer.min_chars,
@@ -183,6 +189,7 @@ def health_report(
         stale_facts=find_stale_facts(tree),
         lost=lost,
         thresholds=limits,
+        unreadable=unreadable,
     )
     report.reading = _reading(metrics)
     report.alarms = _alarms(report)

@@ -11,7 +11,7 @@ from memdir.metrics._shape import ShapeMetrics, XrefResolver, measure_shape, sta
 from memdir.metrics._taxonomy import MIN_UNIT_CHARS, TaxonomyMetrics, measure_taxonomy
 from memdir.metrics._text import TfidfCache
 from memdir.metrics._tree import HeadingDepth, StoreTree, build_tree
-from memdir.store import Document, Store, XRef, check_xref
+from memdir.store import Document, Store, StoreError, XRef, check_xref
 
 __all__ = ["Measurer", "StoreMetrics", "measure_state", "measure_store", "read_state"]
 
@@ -105,9 +105,24 @@ def _digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def read_state(store: Store) -> dict[str, str]:
-    """Every markdown file of a live store as ``{path: text}``."""
-    return {path: store.read(path) for path in store.files()}
+def read_state(store: Store, unreadable: dict[str, str] | None = None) -> dict[str, str]:
+    """Every markdown file of a live store as ``{path: text}``.
+
+    Args:
+        store: The live store.
+        unreadable: When given, a file that cannot be read (not UTF-8, gone
+            meanwhile) is left out and recorded here with the reason, so the rest
+            is still measured; when None, such a file raises ``StoreError``.
+    """
+    files: dict[str, str] = {}
+    for path in store.files():
+        try:
+            files[path] = store.read(path)
+        except StoreError as exc:
+            if unreadable is None:
+                raise
+            unreadable[path] = str(exc)
+    return files
 
 
 def measure_state(files: Mapping[str, str], *, seed: int = 0,
@@ -117,10 +132,15 @@ def measure_state(files: Mapping[str, str], *, seed: int = 0,
 
 
 def measure_store(store: Store, *, seed: int = 0, heading_depth: HeadingDepth = "nesting",
-                  measurer: Measurer | None = None) -> StoreMetrics:
-    """Measure a live store; cross-references are checked with :func:`memdir.store.check_xref`."""
+                  measurer: Measurer | None = None,
+                  unreadable: dict[str, str] | None = None) -> StoreMetrics:
+    """Measure a live store; cross-references are checked with :func:`memdir.store.check_xref`.
+
+    ``unreadable``, when given, collects the files left out because they cannot
+    be read (see :func:`read_state`); otherwise such a file raises ``StoreError``.
+    """
     measurer = measurer or Measurer(seed=seed, heading_depth=heading_depth)
-    files = read_state(store)
+    files = read_state(store, unreadable)
     summaries = {path: measurer.summary(_digest(text), text) for path, text in files.items()}
     cache: dict[str, Document] = {}
 

@@ -13,6 +13,8 @@ from memdir.metrics._tree import Node, StoreTree
 
 __all__ = ["draw_tree_png", "draw_tree_text", "plot_trajectory"]
 
+_COUNTS = frozenset({"files", "folders", "sections", "bytes", "max_depth", "xrefs", "dangling"})
+"""Panels whose values are whole numbers: integer ticks only."""
 _GROWTH = (
     ("files", "files"),
     ("folders", "folders"),
@@ -20,6 +22,8 @@ _GROWTH = (
     ("bytes", "bytes"),
     ("mean_depth", "mean leaf depth"),
     ("max_depth", "max depth"),
+    ("xrefs", "cross-references"),
+    ("dangling", "dangling references"),
 )
 _ADHERENCE = (
     ("b1", "B1 label distinguishability"),
@@ -27,6 +31,8 @@ _ADHERENCE = (
     ("b3", "B3 scope leakage"),
     ("b4", "B4 distance ~ relatedness (Spearman)"),
 )
+_RANGES: dict[str, tuple[float, float]] = {"b3": (0.0, 1.0), "b4": (-1.0, 1.0)}
+"""Fixed value axes for the bounded measures (a share, a correlation)."""
 _COLOURS = {"root": "#444444", "folder": "#1f77b4", "file": "#2ca02c", "heading": "#ff7f0e"}
 
 
@@ -43,9 +49,11 @@ def _pyplot() -> Any:
 def _panel_figure(traj: Trajectory, panels: tuple[tuple[str, str], ...], columns: int,
                   title: str, path: Path) -> Path:
     plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
     steps = [float(s) for s in traj.column("step") if s is not None]
     rows = (len(panels) + columns - 1) // columns
-    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.8 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.7 * rows), squeeze=False)
     for ax, (name, label) in zip(axes.flat, panels, strict=False):
         values = traj.column(name)
         xs = [x for x, v in zip(steps, values, strict=True) if v is not None]
@@ -53,6 +61,17 @@ def _panel_figure(traj: Trajectory, panels: tuple[tuple[str, str], ...], columns
         ax.plot(xs, ys, marker="." if len(xs) < 60 else None, linewidth=1.4)
         ax.set_title(label, fontsize=10)
         ax.set_xlabel("step", fontsize=8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if name in _COUNTS:
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+        # From zero (or the measure's fixed range), so a 1 % change stays a 1 % change
+        # on the page instead of filling the panel.
+        low, high = _RANGES.get(name, (0.0, None))
+        top = max([*ys, 0.0]) if high is None else high
+        bottom = min([*ys, low])
+        ax.set_ylim(bottom, top + 0.06 * (top - bottom or 1.0))
+        ax.set_xlim(min(steps, default=0) - 0.3, max(steps, default=0) + 0.3)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(panels) :]:
@@ -77,7 +96,7 @@ def plot_trajectory(traj: Trajectory, out_dir: str | Path, prefix: str = "") -> 
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     return [
-        _panel_figure(traj, _GROWTH, 3, "Store growth per step", folder / f"{prefix}growth.png"),
+        _panel_figure(traj, _GROWTH, 4, "Store growth per step", folder / f"{prefix}growth.png"),
         _panel_figure(traj, _ADHERENCE, 2, "Taxonomy adherence per step",
                       folder / f"{prefix}adherence.png"),
     ]
@@ -112,55 +131,76 @@ def draw_tree_text(tree: StoreTree, *, descriptions: bool = True,
     return "\n".join(lines)
 
 
-def _layout(tree: StoreTree) -> dict[int, float]:
-    xs: dict[int, float] = {}
-    next_x = 0.0
+def _rows(tree: StoreTree, headings: bool) -> list[Node]:
+    """The nodes to draw in the order a file listing shows them (each parent above its children)."""
+    order: list[Node] = []
 
-    def place(node_id: int) -> float:
-        nonlocal next_x
-        children = tree.nodes[node_id].children
-        if not children:
-            xs[node_id] = next_x
-            next_x += 1.0
-        else:
-            positions = [place(c) for c in children]
-            xs[node_id] = (positions[0] + positions[-1]) / 2.0
-        return xs[node_id]
+    def visit(node_id: int) -> None:
+        node = tree.nodes[node_id]
+        if node.kind == "heading" and not headings:
+            return
+        order.append(node)
+        for child in node.children:
+            visit(child)
 
-    place(0)
-    return xs
+    visit(0)
+    return order
 
 
 def draw_tree_png(tree: StoreTree, path: str | Path, *, max_labels: int = 300) -> Path:
-    """Draw the combined tree as a node-link picture (root on top, depth downwards).
+    """Draw the combined tree as a node-link picture laid out like a file listing.
 
-    Nodes are coloured by kind (folder, file, heading); labels are written when the
-    tree has at most ``max_labels`` nodes, otherwise only files are named.
+    One row per node, parents above their children and indented by depth, every
+    node labelled (folders with a trailing ``/``, headings with their ``#`` marks)
+    and coloured by kind; links run down from each parent to its children, so a
+    store of hundreds of files stays readable (the picture grows downwards).
+    When the tree has more than ``max_labels`` nodes, headings are left out
+    and only folders and files are drawn; the title says so.
     """
     plt = _pyplot()
-    xs = _layout(tree)
-    leaves = max(1, len(tree.leaves()))
-    depth = max(n.depth for n in tree.nodes)
-    fig, ax = plt.subplots(figsize=(min(60.0, 3 + leaves * 0.35), 2.5 + 1.2 * depth))
-    for node in tree.nodes[1:]:
-        parent = tree.nodes[node.parent]
-        ax.plot([xs[parent.id], xs[node.id]], [-parent.depth, -node.depth],
-                color="#bbbbbb", linewidth=0.8, zorder=1)
+    headings = len(tree.nodes) <= max_labels
+    rows = _rows(tree, headings)
+    row_of = {node.id: k for k, node in enumerate(rows)}
+    depth = max(n.depth for n in rows)
+    longest = max(len(_display(n)[:60]) for n in rows)
+    width = min(40.0, max(7.0, 1.5 + 0.55 * depth + 0.075 * longest))
+    fig, ax = plt.subplots(figsize=(width, max(2.5, 0.9 + 0.19 * len(rows))))
+    for node in rows:
+        kids = [row_of[c] for c in node.children if c in row_of]
+        if not kids:
+            continue
+        y = -row_of[node.id]
+        ax.plot([node.depth, node.depth], [y, -max(kids)], color="#bbbbbb", linewidth=0.8,
+                zorder=1)
+        for k in kids:
+            ax.plot([node.depth, node.depth + 1], [-k, -k], color="#bbbbbb", linewidth=0.8,
+                    zorder=1)
     for kind, colour in _COLOURS.items():
-        chosen = [n for n in tree.nodes if n.kind == kind]
-        ax.scatter([xs[n.id] for n in chosen], [-n.depth for n in chosen], s=28, color=colour,
-                   label=kind, zorder=2)
-    label_all = len(tree.nodes) <= max_labels
-    for node in tree.nodes:
-        if label_all or node.kind in ("root", "file"):
-            ax.annotate(_display(node)[:40], (xs[node.id], -node.depth), fontsize=6,
-                        rotation=35, xytext=(3, 3), textcoords="offset points")
-    ax.margins(x=0.05, y=0.15)
-    ax.set_yticks([-d for d in range(depth + 1)], [str(d) for d in range(depth + 1)])
-    ax.set_ylabel("depth")
-    ax.set_xticks([])
-    ax.legend(loc="upper right", fontsize=7)
-    ax.set_title(f"{tree.nodes[0].name}: {len(tree.nodes)} nodes", fontsize=10)
+        chosen = [n for n in rows if n.kind == kind]
+        if chosen:
+            ax.scatter([n.depth for n in chosen], [-row_of[n.id] for n in chosen], s=22,
+                       color=colour, label=kind, zorder=2)
+    for node in rows:
+        text = _display(node)
+        ax.annotate(text if len(text) <= 60 else text[:57] + "...",
+                    (node.depth, -row_of[node.id]), xytext=(6, 0), textcoords="offset points",
+                    va="center", fontsize=7,
+                    fontweight="bold" if node.kind in ("root", "folder") else "normal",
+                    color="#555555" if node.kind == "heading" else "black")
+    ax.set_xlim(-0.4, depth + 0.4 + longest * 0.075 / 0.55)
+    ax.set_ylim(-len(rows) + 0.3, 0.9)
+    ax.set_xticks(range(depth + 1), [str(d) for d in range(depth + 1)])
+    ax.set_xlabel("depth")
+    ax.set_yticks([])
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.legend(loc="upper right", fontsize=7, frameon=False)
+    files = sum(1 for n in tree.nodes if n.kind == "file")
+    folders = sum(1 for n in tree.nodes if n.kind == "folder")
+    sections = len(tree.nodes) - files - folders - 1
+    shown = "" if headings else f"\n(headings not drawn: more than {max_labels} nodes)"
+    ax.set_title(f"{tree.nodes[0].name}: {folders} folders, {files} files, {sections} "
+                 f"headings{shown}", fontsize=10, loc="left")
     fig.tight_layout()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -145,7 +145,10 @@ def fix_store(store: Store) -> list[Finding]:
     """
     fixed: list[Finding] = []
     for path in store.files():
-        doc = load_document(store, path)
+        try:
+            doc = load_document(store, path)
+        except StoreError:
+            continue  # unreadable (not UTF-8, vanished): lint_store reports it, nothing to fix
         codes = {d.code for d in doc.defects if d.fixable}
         if not codes or not SLUG.match(doc.name):
             continue

@@ -1,0 +1,118 @@
+"""The BM25 term counts saved beside a store: reused after a restart, refreshed when
+stale, ignored when damaged, whole under concurrent readers, never visible to agents."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+
+import pytest
+
+from memdir.store import Store
+from memdir.tools import make_toolset
+from memdir.tools._bm25index import INDEX_FILE, FileIndex, Hit, index_for
+
+QUERY = "trombone hiking compilers"
+
+
+def _md(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: Notes on {name}\n---\n{body}\n"
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "s", create=True)
+    for i in range(40):
+        store.write(f"/memories/f/note-{i}.md", _md(f"note-{i}", f"word{i} filler text {i}"))
+    store.write("/memories/alice.md", _md("alice", "Works on compilers. Likes hiking."))
+    store.write("/memories/bob.md", _md("bob", "Plays the trombone."))
+    return store
+
+
+def _saved(store: Store) -> Path:
+    return store.root / ".memdir" / INDEX_FILE
+
+
+def _first_search(store: Store) -> tuple[FileIndex, list[Hit]]:
+    """What a new process sees: a new index object, one refresh, one search."""
+    index = FileIndex(store, saved=_saved(store))
+    index.refresh()
+    return index, index.search(QUERY, 5)
+
+
+def test_a_restart_reuses_the_saved_counts_and_ranks_the_same(filled: Store) -> None:
+    first, hits = _first_search(filled)
+    assert first.tokenized == 42 and _saved(filled).is_file()
+    again, same = _first_search(filled)
+    assert again.tokenized == 0
+    assert same == hits and {h.path for h in hits} == {"/memories/alice.md", "/memories/bob.md"}
+    assert same == _memory_only(filled)
+
+
+def _memory_only(store: Store) -> list[Hit]:
+    index = FileIndex(store)
+    index.refresh()
+    return index.search(QUERY, 5)
+
+
+def test_files_changed_since_the_save_are_read_again(filled: Store) -> None:
+    _first_search(filled)
+    filled.write("/memories/bob.md", _md("bob", "Plays the tuba now."))
+    filled.write("/memories/carol.md", _md("carol", "Teaches the trombone."))
+    filled.delete("/memories/alice.md")
+    index, hits = _first_search(filled)
+    assert index.tokenized == 2
+    assert [h.path for h in hits] == ["/memories/carol.md"]
+    assert hits == _memory_only(filled)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_a_damaged_file_is_ignored_with_a_warning_and_replaced(
+    filled: Store, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    _first_search(filled)
+    path = _saved(filled)
+    data = path.read_bytes()
+    path.write_bytes({"garbage": b"not an index at all", "truncated": data[: len(data) // 2],
+                      "empty": b""}[damage])
+    with caplog.at_level(logging.WARNING, logger="memdir.tools._bm25index"):
+        index, hits = _first_search(filled)
+    assert index.tokenized == 42 and hits == _memory_only(filled)
+    assert any("ignoring the saved search index" in r.getMessage() for r in caplog.records)
+    assert FileIndex(filled, saved=path).refresh() and _first_search(filled)[0].tokenized == 0
+
+
+def test_readers_never_see_a_half_written_file(
+    filled: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer, _ = _first_search(filled)
+    stop = threading.Event()
+    loads: list[int] = []
+
+    def rewrite() -> None:
+        while not stop.is_set():
+            writer._save(_saved(filled))
+
+    thread = threading.Thread(target=rewrite)
+    with caplog.at_level(logging.WARNING, logger="memdir.tools._bm25index"):
+        thread.start()
+        try:
+            for _ in range(30):
+                loads.append(_first_search(filled)[0].tokenized)
+        finally:
+            stop.set()
+            thread.join()
+    assert loads == [0] * 30
+    assert not [r for r in caplog.records if "ignoring" in r.getMessage()]
+
+
+def test_the_saved_index_is_invisible_to_the_tools(filled: Store) -> None:
+    index_for(filled).refresh()
+    assert _saved(filled).is_file()
+    tools = make_toolset("bm25", filled)
+    listing = asyncio.run(tools.call("view", {"path": "/memories"})).content
+    found = asyncio.run(tools.call("grep", {"pattern": "bm25|npz"})).content
+    assert ".memdir" not in listing and "bm25" not in listing
+    assert "bm25-index" not in found and ".memdir" not in found
