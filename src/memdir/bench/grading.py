@@ -1,18 +1,22 @@
 """Grading without a model: LoCoMo-style token F1, and exact match over PersonaMem's options.
 
-Token F1 follows the LoCoMo authors' evaluation script: commas removed, lower
-case, punctuation and the words a/an/the/and removed, whitespace tokens, Porter
-stems. (LoCoMo stems with nltk's variant of Porter's algorithm; memdir uses the
-original algorithm from ``snowballstemmer``, which imports in a fraction of the
-time. The two differ on a few words, such as ``flying``; since both sides of a
-comparison are stemmed alike, scores move only where prediction and gold use
-such a word in different forms.) Multi-hop answers are lists: prediction and
-gold are split at commas and the score is the mean, over gold parts, of the best
-F1 against any predicted part. Open-domain golds keep only the text before the first ``;``. An
-adversarial item scores 1 when the prediction says the information is absent.
+Token F1 is computed the way LoCoMo's own evaluation script computes it
+(``task_eval/evaluation.py`` in snap-research/locomo): commas removed, lower
+case, punctuation and the words a/an/the/and removed, whitespace tokens, each
+token stemmed by NLTK's ``PorterStemmer`` in its default mode (NLTK's
+extensions to Porter's algorithm, so ``one`` and ``on`` stay different words).
+Multi-hop answers (category 1) are lists: prediction and gold are split at
+commas and the score is the mean, over gold parts, of the best F1 against any
+predicted part. LoCoMo's open-domain golds (category 3) keep only the text
+before the first ``;``. An adversarial item (LoCoMo category 5) scores 1 when
+the prediction says the information is absent. A test replays a large set of
+(prediction, gold, category) triples built from ``locomo10.json`` and checks
+every score against the official script's (``benchmarks/locomo_grading.py``
+makes that set).
 
 The judge, not F1, decides correctness in memdir's studies; F1 is a cheap
-secondary signal and a comparison point with published numbers.
+secondary signal and a comparison point with published numbers computed the
+same way (see docs/datasets.md for which are).
 """
 
 from __future__ import annotations
@@ -43,14 +47,15 @@ _ABSENT = ("no information available", "not mentioned")
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
+    # Imported on first use: nltk takes a while to import and only grading needs it.
     try:
-        snowball = importlib.import_module("snowballstemmer")
+        porter = importlib.import_module("nltk.stem.porter")
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise RuntimeError(
-            "token F1 stems words with the Porter stemmer of the snowballstemmer package; "
-            "install it (pip install snowballstemmer)"
+            "token F1 stems words with NLTK's Porter stemmer, as LoCoMo's evaluation "
+            "script does; install nltk (uv sync installs it with memdir)"
         ) from exc
-    return snowball.stemmer("porter")
+    return porter.PorterStemmer()
 
 
 def normalize_answer(text: str) -> str:
@@ -61,7 +66,8 @@ def normalize_answer(text: str) -> str:
 
 def _tokens(text: str) -> list[str]:
     words = normalize_answer(text).split()
-    return list(_stemmer().stemWords(words)) if words else []
+    stem = _stemmer().stem
+    return [stem(word) for word in words]
 
 
 def token_f1(prediction: str, gold: str) -> float:
