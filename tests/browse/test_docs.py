@@ -10,12 +10,15 @@ from memdir.cli.browse import parse_conversation
 DOC = Path(__file__).resolve().parents[2] / "docs" / "browse.md"
 
 
-def test_python_example_runs(tmp_path: Path) -> None:
+def test_python_example_runs() -> None:
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
     assert blocks, "docs/browse.md lost its example"
+    scope: dict[str, object] = {}
     for block in blocks:
-        exec(compile(block, str(DOC), "exec"), {"workdir": tmp_path})  # noqa: S102
-    assert (tmp_path / "memories" / "people" / "maya.md").is_file()
+        exec(compile(block, str(DOC), "exec"), scope)  # noqa: S102
+    workdir = scope["workdir"]
+    assert isinstance(workdir, Path)
+    assert (workdir / "memories" / "people" / "maya.md").is_file()
 
 
 def test_the_console_example_names_a_conversation_that_loads() -> None:
