@@ -210,3 +210,20 @@ def test_no_path_ever_resolves_outside_the_root(trap_root: Path, path: str) -> N
         real = Path(os.path.realpath(target.host))
         assert real == real_root or real_root in real.parents
         assert target.virtual == "/memories" or target.virtual.startswith("/memories/")
+
+
+def test_a_path_that_changes_while_it_is_checked_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # os.path.realpath lstat()s a link, then readlink()s it; a swapper that removes
+    # the link in between (the racing-swapper test hits this) makes realpath raise.
+    # resolve must refuse the path, not crash the tool call.
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "people").symlink_to(tmp_path)
+
+    def vanished(path: object, *args: object, **kwargs: object) -> str:
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+
+    monkeypatch.setattr(os, "readlink", vanished)
+    with pytest.raises(PathError, match="changed while it was being checked"):
+        resolve(root, "/memories/people/a.md")

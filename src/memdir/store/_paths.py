@@ -250,9 +250,15 @@ def resolve(root: Path, path: str, kind: Kind = "any", names: NamePolicy = MARKD
     """
     parts = split(path, kind, names)
     virtual = to_virtual(parts)
-    real_root = Path(os.path.realpath(root))
-    host = real_root.joinpath(*parts)
-    real = Path(os.path.realpath(host))
+    try:
+        real_root = Path(os.path.realpath(root))
+        host = real_root.joinpath(*parts)
+        real = Path(os.path.realpath(host))
+    except OSError:
+        # realpath reads a link it has just seen; a link swapped away in between
+        # makes it raise. The path changed under us: refuse it, never act on it.
+        raise PathError(f"{virtual} changed while it was being checked (a folder on the way "
+                        "was replaced); try the call again.") from None
     if real != real_root and real_root not in real.parents:
         raise PathError(f"{virtual} leads outside the memory store through a symbolic link.")
     return StorePath(virtual=virtual, host=host)
