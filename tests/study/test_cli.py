@@ -18,7 +18,8 @@ def test_dry_run_lists_cells_and_estimates_without_a_call(tmp_path: Path) -> Non
                                  "--out", str(tmp_path / "never")])
     assert result.exit_code == 0, result.output
     assert "main-grid: 42 cells (dry run, no API call)" in result.output
-    assert "basis: search cents/query from SPEC section 7" in result.output
+    assert "basis: search cents/query as the paper reports them" in result.output
+    assert "SPEC" not in result.output  # no user-facing text cites a file memdir does not ship
     assert "curated built by openai/gpt-5.4-mini" in result.output
     assert "6 cells not estimated" in result.output  # closed-book has no reference figure
     assert not (tmp_path / "never").exists()

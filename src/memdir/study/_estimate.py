@@ -1,4 +1,4 @@
-"""A dry run's cost estimate, from the reference figures the paper reports (SPEC section 7).
+"""A dry run's cost estimate, from the reference figures the paper reports.
 
 Basis, stated in every estimate:
 
@@ -40,7 +40,7 @@ _REFERENCE_QUESTIONS = {"locomo": (158, 1), "realtalk": (85, 1), "personamem-32k
                         "personamem-128k": (42, 1)}
 """Questions the paper evaluated per test set, and over how many conversations."""
 BASIS = (
-    "search cents/query from SPEC section 7 (gpt-5.4-mini): LoCoMo 2.1-2.5, PersonaMem 32k "
+    "search cents/query as the paper reports them (gpt-5.4-mini): LoCoMo 2.1-2.5, PersonaMem 32k "
     "1.4-4.0, 128k 1.6-3.9; REALTALK takes LoCoMo's range; nano x0-0.5, gpt-5.4 x5 (searcher "
     "ladder); closed-book, judge and model-built stores not estimated"
 )
