@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from memdir.store import Store, StoreError
 from memdir.tools._anthropic_profile import AnthropicMemoryCommands
+from memdir.tools._limits import CallLimits, CallTimeoutError, cap_text, default_limits, run_bounded
 from memdir.tools._memory import MemoryCommands
 from memdir.tools._spec import ToolError, ToolSet, tool_spec
 
@@ -174,16 +175,25 @@ class _Commands(Protocol):
 class MemoryToolAdapter:
     """Serve Anthropic memory tool calls from a memdir store.
 
+    Each block is bounded as every tool call is (:meth:`memdir.tools.ToolSet.call`):
+    it runs on a worker thread off the caller's event loop with a time limit, a
+    view still running at the limit is dropped, and long results and messages are
+    cut with a note.
+
     Args:
         store: The store that holds the memory files (seen by Claude as ``/memories``).
         profile: ``"anthropic"`` (default) behaves as the SDK's reference tool;
             ``"memdir"`` applies memdir's contract of ``.md`` files with frontmatter.
+        limits: Time and size limits of one block (``MEMDIR_TOOL_TIME_LIMIT`` and
+            ``MEMDIR_TOOL_OUTPUT_CHARS`` if None).
     """
 
     declaration: Final[dict[str, str]] = MEMORY_TOOL
 
-    def __init__(self, store: Store, *, profile: Profile = "anthropic") -> None:
+    def __init__(self, store: Store, *, profile: Profile = "anthropic",
+                 limits: CallLimits | None = None) -> None:
         self.profile: Profile = profile
+        self.limits = limits
         self.commands: _Commands = (
             AnthropicMemoryCommands(store) if profile == "anthropic" else MemoryCommands(store)
         )
@@ -232,12 +242,25 @@ class MemoryToolAdapter:
         if block.get("name") != MEMORY_TOOL["name"]:
             raise ValueError(f"this block calls the tool {block.get('name')!r}, not 'memory'")
         reference = self.profile == "anthropic"
+        limits = self.limits or default_limits()
         try:
             command = parse_command(block.get("input"), ignore_unknown=reference)
-            content = await self.execute(command)
+            parsed = command
+            text = await run_bounded(lambda: self.execute(parsed), limits.seconds,
+                                     abandon=isinstance(command, ViewCommand))
+            content = cap_text(text, limits.output_chars,
+                               "View a line range (view_range) to see the rest.")
             is_error = False
         except (ToolError, StoreError) as exc:
-            content, is_error = (str(exc) if reference else f"Error: {exc}"), True
+            message = str(exc) if reference else f"Error: {exc}"
+            content = cap_text(message, limits.error_chars,
+                               "The rest of this message was left out.")
+            is_error = True
+        except CallTimeoutError:
+            content = (f"The command did not finish within {limits.seconds:g} s, the time "
+                       "limit of one call, and was stopped. View a line range or a "
+                       "smaller folder instead.")
+            is_error = True
         return {
             "type": "tool_result",
             "tool_use_id": block["id"],
