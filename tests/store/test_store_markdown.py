@@ -80,9 +80,14 @@ def test_xrefs_with_and_without_sections() -> None:
         "See /memories/people/alice.md for more.\n"
         "Also (/memories/work/x.md > ## Projects > ### 2023).\n"
         "Not a ref: /memories/notes.txt or /elsewhere/a.md\n"
+        "Her past jobs: see /memories/people/maya.md > ## Work history > ### Before Bristol.\n"
+        "- moved (see /memories/people/maya.md > ## Home), then [/memories/a.md > # A b]\n"
     )
     found = [(x.target, x.section, x.line) for x in xrefs(text)]
     assert found == [
         ("/memories/people/alice.md", (), 1),
         ("/memories/work/x.md", ("Projects", "2023"), 2),
+        ("/memories/people/maya.md", ("Work history", "Before Bristol"), 4),
+        ("/memories/people/maya.md", ("Home",), 5),
+        ("/memories/a.md", ("A b",), 5),
     ]

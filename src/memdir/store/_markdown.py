@@ -159,7 +159,7 @@ def _matches(have: tuple[str, ...], wanted: list[str]) -> bool:
 _XREF = re.compile(
     re.escape(ROOT)
     + r"((?:/[^\s/\]\)\[\(`'\"<>,;:]+)+?\.md)"
-    + r"((?:[ \t]*>[ \t]*#{1,6}[ \t]+[^>\n\]\)]+?)*)"
+    + r"((?:[ \t]*>[ \t]*#{1,6}[ \t]+[^>\n\]\)\[,;`]+)*)"
     r"(?=[\s\]\)`'\",;:.]|$)"
 )
 _SECTION_STEP = re.compile(r">[ \t]*(#{1,6})[ \t]+([^>]+)")
@@ -172,6 +172,10 @@ def xrefs(text: str) -> list[XRef]:
         if ROOT not in line:
             continue
         for match in _XREF.finditer(line):
-            steps = tuple(m.group(2).strip() for m in _SECTION_STEP.finditer(match.group(2)))
+            # A heading runs to the next step, a closing bracket, a comma or semicolon,
+            # or the end of the line (a sentence's final period is not part of it), so
+            # multi-word headings such as "## Work history" stay whole.
+            steps = tuple(m.group(2).strip().rstrip(".").rstrip()
+                          for m in _SECTION_STEP.finditer(match.group(2)))
             found.append(XRef(ROOT + match.group(1), steps, number))
     return found
