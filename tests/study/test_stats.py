@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from math import comb
+from pathlib import Path
 
 import pytest
 
+from memdir.study import build_tables, load_run, run_study
 from memdir.study._stats import pooled_sign_test, sign_test
+
+from .helpers import smoke_config
 
 
 def _upper_tail(wins: int, n: int) -> float:
@@ -46,3 +50,21 @@ def test_pooling_needs_a_shared_item() -> None:
         pooled_sign_test([({"a": 1.0}, {"b": 1.0})])
     tie = pooled_sign_test([({"a": 1.0}, {"a": 1.0})])
     assert tie.p_value is None and tie.p_a_better is None
+
+
+def test_the_report_pools_a_tier_over_its_conversations(tmp_path: Path) -> None:
+    data = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    if not (data / "locomo" / "locomo10.json").exists():
+        pytest.skip("../shared/data is not present on this machine")
+    config = smoke_config(data, 6, benchmarks=[
+        {"name": "locomo", "conversations": ["conv-26", "conv-50"], "limit": 6}],
+        variants=["closed-book", "verbatim"])
+    run_study(config, tmp_path / "run")
+    tables = {t.name: t for t in build_tables(load_run(tmp_path / "run"))}
+    pooled = tables["pooled-sign-tests"]
+    assert len(pooled.rows) == 1
+    row = dict(zip(pooled.columns, pooled.rows[0], strict=True))
+    assert row["conversations"] == 2 and row["items"] == 12
+    per = tables["sign-tests"].rows  # the same pairs, one conversation at a time
+    assert sum(int(r[5]) for r in per) == row["A wins"]
+    assert sum(int(r[6]) for r in per) == row["B wins"]

@@ -21,7 +21,7 @@ from memdir.runs import Table, Value
 from memdir.study._ladders import table_ladders
 from memdir.study._load import RunRecords, load_run
 from memdir.study._records import CellStatus, QuestionRecord
-from memdir.study._stats import sign_test
+from memdir.study._stats import pooled_sign_test, sign_test
 
 __all__ = ["WRONG_F1", "build_tables", "primary_score", "write_report"]
 
@@ -207,6 +207,49 @@ def table_sign_tests(run: RunRecords) -> Table:
     return table
 
 
+def _p(value: float | None) -> str | None:
+    return None if value is None else f"{value:.3g}"
+
+
+def table_pooled_sign_tests(run: RunRecords) -> Table:
+    """Sign tests pooled over a tier's conversations, for two set-ups run on two or more.
+
+    A set-up is everything but the conversation (variant, builder, searcher, harness);
+    items are paired within each conversation, then counted together, as the paper
+    pools its three PersonaMem 32k conversations.
+    """
+    table = Table("pooled-sign-tests", "Sign tests pooled over a tier's conversations",
+                  ["benchmark", "A", "B", "conversations", "items", "A wins", "B wins", "ties",
+                   "p (two-sided)", "p (A better)", "p (B better)"], digits=4,
+                  notes=["items paired within each conversation, then pooled; exact binomial, "
+                         "ties dropped; one-sided p in each direction"])
+    setups: dict[tuple[str, str], dict[str, CellStatus]] = {}
+    for status in run.complete:
+        key = (status.cell.dataset_key, _short(status))
+        setups.setdefault(key, {})[status.cell.conversation] = status
+    for (a_key, a_cells), (b_key, b_cells) in combinations(setups.items(), 2):
+        shared = sorted(set(a_cells) & set(b_cells))
+        if a_key[0] != b_key[0] or len(shared) < 2:
+            continue
+        pairs = []
+        for conversation in shared:
+            ra = run.records[a_cells[conversation].cell.key]
+            rb = run.records[b_cells[conversation].cell.key]
+            judged = all(r.grades.judge_correct is not None for r in [*ra, *rb])
+            pairs.append(({r.question_id: v for r in ra if (v := primary_score(r, judged))
+                           is not None},
+                          {r.question_id: v for r in rb if (v := primary_score(r, judged))
+                           is not None}))
+        try:
+            t = pooled_sign_test(pairs)
+        except ValueError:
+            continue
+        table.rows.append([a_key[0], a_key[1], b_key[1], t.groups, t.items, t.a_wins,
+                           t.b_wins, t.ties, _p(t.p_value), _p(t.p_a_better),
+                           _p(t.p_b_better)])
+    return table
+
+
 def _short(status: CellStatus) -> str:
     c = status.cell
     parts = [c.variant, c.search_model]
@@ -229,7 +272,7 @@ def build_tables(run: RunRecords) -> list[Table]:
     """Every table of the report, in order."""
     return [*table_correctness(run), table_effort(run), table_stores(run),
             *table_ladders(run, primary_score), table_diagnostics(run),
-            table_sign_tests(run), _failed(run)]
+            table_sign_tests(run), table_pooled_sign_tests(run), _failed(run)]
 
 
 def write_report(folder: str | Path, fmt: str = "md") -> tuple[str, list[Path]]:
