@@ -119,3 +119,40 @@ def test_no_data_folder_and_a_full_store_are_refused(runner: CliRunner,
     (tmp_path / "full" / "a.md").write_text("x")
     result = _build(runner, "verbatim", "locomo", "conv-50", str(tmp_path / "full"))
     assert result.exit_code == 2 and "not an empty folder" in result.output
+
+
+class _Silent(_Folderer):
+    """A curating model that reads each chunk and keeps nothing (one call per chunk)."""
+
+    async def generate(self, input: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
+        CALLS.append(1)
+        return text("Nothing here is worth keeping.")
+
+
+@modelapi(name="silentscript")
+def _silent() -> type[ModelAPI]:
+    return _Silent
+
+
+def test_a_curated_build_shows_a_line_per_chunk_when_asked(runner: CliRunner,
+                                                            shared_data: Path,
+                                                            tmp_path: Path) -> None:
+    from memdir.bench import load_benchmark
+    from memdir.conversation import chunk_conversation
+
+    conversation = load_benchmark("locomo", shared_data).conversation("conv-50")
+    total = len(chunk_conversation(conversation, 4000))
+    CALLS.clear()
+    args = ["curated", "locomo", "conv-50", str(tmp_path / "s"), "--data", str(shared_data),
+            "--model", "silentscript/none", "--cache", str(tmp_path / "cache")]
+    result = _build(runner, *args, "--progress")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("chunk ")]
+    assert [line.split(" · ")[0] for line in lines] == [
+        f"chunk {n}/{total}" for n in range(1, total + 1)]
+    assert "elapsed" in lines[0] and ("left" in lines[0]) is (total > 1)
+    assert len(CALLS) == total
+    # Without --progress, and with stderr not a terminal, a new build prints no line.
+    quiet = _build(runner, *args[:3], str(tmp_path / "t"), *args[4:-1], str(tmp_path / "c2"))
+    assert quiet.exit_code == 0 and len(CALLS) == 2 * total
+    assert "chunk 1/" not in quiet.stderr

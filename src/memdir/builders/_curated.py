@@ -19,6 +19,7 @@ from memdir.builders._folder import BuildFolder
 from memdir.builders._key import BuildSpec, builder_role, user_turn
 from memdir.builders._record import UnitRecord
 from memdir.conversation import DEFAULT_CHUNK_TOKENS, Conversation, chunk_conversation
+from memdir.progress import progress
 
 __all__ = ["build_curated"]
 
@@ -54,13 +55,15 @@ async def build_curated(conversation: Conversation, cache: str | Path, model: Mo
                               folder.path)
         table = prices or PriceTable.load()
         chunks = chunk_conversation(conversation, chunk_tokens)
-        for chunk in chunks[len(folder.state.units):]:
-            user = user_turn("curated", label=chunk.label, chunk=chunk.text)
-            unit, _ = await run_unit(folder, model, role, user, table, "chunk", chunk.index,
-                                     chunk.label)
-            folder.commit(unit)
-            if on_chunk is not None:
-                on_chunk(unit)
+        with progress(len(chunks), "chunk", done=len(folder.state.units)) as shown:
+            for chunk in chunks[len(folder.state.units):]:
+                user = user_turn("curated", label=chunk.label, chunk=chunk.text)
+                unit, _ = await run_unit(folder, model, role, user, table, "chunk",
+                                         chunk.index, chunk.label)
+                folder.commit(unit)
+                shown.step(chunk.label)
+                if on_chunk is not None:
+                    on_chunk(unit)
         record = final_record(folder, conversation, chunk_tokens=chunk_tokens)
         folder.finish(record)
         return BuiltStore(folder.store, folder.history, record, folder.path)

@@ -20,6 +20,7 @@ from memdir.builders._key import BuildSpec, builder_role, user_turn
 from memdir.builders._verify import store_bytes
 from memdir.builders._zero_cost import build_verbatim
 from memdir.conversation import Conversation
+from memdir.progress import progress
 
 __all__ = ["DEFAULT_MAX_PASSES", "build_reorganized"]
 
@@ -59,15 +60,17 @@ async def build_reorganized(conversation: Conversation, cache: str | Path, model
                               folder.path)
         table = prices or PriceTable.load()
         units = folder.state.units
-        while not units or (units[-1].changed and len(units) < max_passes):
-            number = len(units) + 1
-            before = store_bytes(folder.store)
-            user = user_turn(variant, number=str(number), total=str(max_passes))
-            unit, _ = await run_unit(folder, model, role, user, table, "pass", number,
-                                     f"pass {number} of {max_passes}")
-            changed = store_bytes(folder.store) != before
-            folder.commit(unit.model_copy(update={"changed": changed}))
-            units = folder.state.units
+        with progress(max_passes, "pass", done=len(units)) as shown:  # at most max_passes
+            while not units or (units[-1].changed and len(units) < max_passes):
+                number = len(units) + 1
+                before = store_bytes(folder.store)
+                user = user_turn(variant, number=str(number), total=str(max_passes))
+                unit, _ = await run_unit(folder, model, role, user, table, "pass", number,
+                                         f"pass {number} of {max_passes}")
+                changed = store_bytes(folder.store) != before
+                folder.commit(unit.model_copy(update={"changed": changed}))
+                units = folder.state.units
+                shown.step("" if changed else "nothing changed: done")
         record = final_record(folder, conversation, max_passes=max_passes,
                               stopped_early=not units[-1].changed)
         folder.finish(record)

@@ -105,6 +105,10 @@ def build_command(
         "60).")] = None,
     prices: Annotated[Path | None, typer.Option(
         "--prices", help="YAML price table merged over the defaults.")] = None,
+    show_progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="A line per finished chunk or pass on stderr, "
+        "with the time elapsed and an estimate of the time left (default: only in a "
+        "terminal).")] = None,
 ) -> None:
     """Build the store a study cell of VARIANT reads, for one benchmark conversation.
 
@@ -139,23 +143,25 @@ def build_command(
     convo = _conversation(_load(dataset, data), conversation)
     _run(variant, convo, store, chosen if spec.model_built else None,
          cache or get_settings().cache_dir.expanduser() / "builds",
-         chunk_tokens, max_passes, max_rounds, prices)
+         chunk_tokens, max_passes, max_rounds, prices, show_progress)
 
 
 def _run(variant: str, conversation: Conversation, store: Path, model: str | None,
          cache: Path, chunk_tokens: int, max_passes: int, max_rounds: int | None,
-         prices: Path | None) -> None:
+         prices: Path | None, show_progress: bool | None) -> None:
     from memdir.agents import AgentError, PriceTable
     from memdir.builders import BuildError, build_variant
+    from memdir.progress import reporting
 
     if model is not None:
         err_console.print(f"[dim]building {variant} of {escape(conversation.id)} with "
                           f"{escape(model)} in {escape(str(cache))} (a rerun resumes)[/]")
     try:
-        built = asyncio.run(build_variant(
-            variant, conversation, store_dir=store, cache=cache, model=model,
-            max_rounds=max_rounds, chunk_tokens=chunk_tokens, max_passes=max_passes,
-            prices=PriceTable.load(prices)))
+        with reporting(enabled=show_progress):
+            built = asyncio.run(build_variant(
+                variant, conversation, store_dir=store, cache=cache, model=model,
+                max_rounds=max_rounds, chunk_tokens=chunk_tokens, max_passes=max_passes,
+                prices=PriceTable.load(prices)))
     except (BuildError, AgentError) as exc:
         fail(str(exc), "rerun the same command to resume from the last finished unit.")
     except ValueError as exc:
