@@ -15,6 +15,7 @@ import pytest
 
 from memdir.store import Store
 from memdir.tools import TOOLSET_NAMES, TOOLSETS, ToolSet, make_toolset, tool_flags, tool_spec
+from memdir.tools._sandbox import available_backends
 from memdir.tools._spec import _FLAGS
 
 
@@ -23,12 +24,15 @@ def _build(name: str, store: Store) -> ToolSet:
         from memdir.tools import shell_set
 
         return shell_set(store, allow_unconfined=True)  # the flags do not depend on it
+    if name == "shell-read" and not available_backends():
+        pytest.skip("a read-only shell needs a confinement (bubblewrap or unshare)")
     return make_toolset(name, store)
 
 
 def test_the_registry_is_the_list_of_names() -> None:
     assert TOOLSET_NAMES == tuple(TOOLSETS)
-    assert set(TOOLSET_NAMES) == {"write", "read", "bm25", "chunk", "shell", "folder", "anthropic"}
+    assert set(TOOLSET_NAMES) == {"write", "read", "bm25", "bm25-write", "bm25-folder", "chunk",
+                                  "shell", "shell-read", "folder", "anthropic"}
 
 
 @pytest.mark.parametrize("name", TOOLSET_NAMES)
@@ -42,12 +46,15 @@ def test_every_tool_of_every_set_declares_its_flags(name: str, store: Store) -> 
 
 
 def test_set_level_facts_are_derived_from_the_tools(store: Store) -> None:
-    read_only = {name: _build(name, store).read_only for name in TOOLSET_NAMES}
-    assert read_only == {"write": False, "read": True, "bm25": True, "chunk": True,
-                         "shell": False, "folder": False, "anthropic": False}
-    assert {n for n in TOOLSET_NAMES if any(
-        s.destructive for s in _build(n, store).tools.values())} == {"write", "shell",
-                                                                      "anthropic"}
+    names = [n for n in TOOLSET_NAMES if n != "shell-read" or available_backends()]
+    read_only = {name: _build(name, store).read_only for name in names}
+    assert read_only == {"write": False, "read": True, "bm25": True, "bm25-write": False,
+                         "bm25-folder": False, "chunk": True, "shell": False,
+                         "folder": False, "anthropic": False,
+                         **({"shell-read": True} if "shell-read" in names else {})}
+    assert {n for n in names if any(
+        s.destructive for s in _build(n, store).tools.values())} == {"write", "bm25-write",
+                                                                      "shell", "anthropic"}
 
 
 def test_an_unknown_set_is_refused_with_the_list(store: Store) -> None:

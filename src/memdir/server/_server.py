@@ -58,7 +58,7 @@ def tool_annotations(spec: ToolSpec, *, closed_world: bool = True) -> types.Tool
 
 def tool_declarations(toolset: ToolSet) -> list[types.Tool]:
     """The MCP declarations of every tool in ``toolset``, in the set's order."""
-    closed = toolset.name != "shell"
+    closed = toolset.name not in ("shell", "shell-read")
     return [
         types.Tool(
             name=spec.name,

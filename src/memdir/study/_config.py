@@ -9,11 +9,9 @@ the PersonaMem 32k/128k contrast are all just lists in the same file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Annotated, Final, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -22,6 +20,10 @@ from memdir.builders import MODEL_BUILT, VariantName, variant_spec
 from memdir.builders import VARIANTS as VARIANTS
 from memdir.config import load_yaml_model
 from memdir.conversation import DEFAULT_CHUNK_TOKENS
+from memdir.tools._harness import HARNESS_SPECS as HARNESS_SPECS
+from memdir.tools._harness import HARNESSES as HARNESSES
+from memdir.tools._harness import HarnessSpec as HarnessSpec
+from memdir.tools._harness import harness_spec
 
 __all__ = [
     "BUILT_VARIANTS",
@@ -45,36 +47,13 @@ BUILT_VARIANTS: frozenset[str] = frozenset(MODEL_BUILT)
 """Variants whose store a management model writes (the others cost no model call)."""
 
 
-@dataclass(frozen=True)
-class HarnessSpec:
-    """One harness: the tool set the search agent gets on a store it browses.
-
-    The builder side of a harness (which tools a store's builder gets) is not a
-    choice yet: every builder role runs with its own tool set.
-    """
-
-    name: str
-    search_toolset: str
-
-
-HARNESS_SPECS: Final[Mapping[str, HarnessSpec]] = {
-    spec.name: spec for spec in (
-        HarnessSpec("center", search_toolset="read"),
-        HarnessSpec("center+bm25", search_toolset="bm25"),
-        HarnessSpec("shell", search_toolset="shell"),
-    )
-}
-HARNESSES: Final[tuple[str, ...]] = tuple(HARNESS_SPECS)
-
-
 def _known_harness(name: str) -> str:
-    if name not in HARNESS_SPECS:
-        raise ValueError(f"unknown harness {name!r}; choose one of {', '.join(HARNESSES)}")
+    harness_spec(name)
     return name
 
 
 Harness = Annotated[str, AfterValidator(_known_harness)]
-"""A harness of :data:`HARNESSES`."""
+"""A harness of :data:`HARNESSES` (declared in :mod:`memdir.tools._harness`)."""
 Effort = Literal["minimal", "low", "medium", "high"]
 
 

@@ -1,9 +1,12 @@
 """Tool sets over a memory store, served to models through function calling.
 
 Sets: ``write`` (the memory command set plus grep), ``read`` (view, grep, toc,
-section_read), ``bm25`` (read plus ranked whole-file search), ``chunk`` (one
-top-3 chunk retriever), ``shell`` (one bash tool) and ``folder`` (view, grep,
-rename). This package never imports a model, an agent or the command line.
+section_read), ``bm25`` (read plus ranked whole-file search), ``bm25-write`` and
+``bm25-folder`` (write and folder plus that search), ``chunk`` (one top-3 chunk
+retriever), ``shell`` (one writable bash tool), ``shell-read`` (the same bash
+over a read-only store) and ``folder`` (view, grep, rename). The harnesses
+(:data:`HARNESS_SPECS`) say which set each role gets. This package never imports
+a model, an agent or the command line.
 
 Names are imported on first use, so ``import memdir.tools`` is cheap and the
 ranked sets' numerical dependencies (bm25s, numpy, scipy) load only when a
@@ -16,6 +19,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memdir.tools._harness import (
+        DEFAULT_HARNESS,
+        HARNESS_SPECS,
+        HARNESSES,
+        HarnessSpec,
+        harness_prompt,
+        harness_spec,
+    )
     from memdir.tools._memory import MemoryCommands, folder_set, read_set, write_set
     from memdir.tools._ranked import bm25_set, chunk_set
     from memdir.tools._sandbox import SandboxUnavailableError
@@ -32,6 +43,12 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
+    "DEFAULT_HARNESS": "_harness",
+    "HARNESSES": "_harness",
+    "HARNESS_SPECS": "_harness",
+    "HarnessSpec": "_harness",
+    "harness_prompt": "_harness",
+    "harness_spec": "_harness",
     "TOOLSETS": "_sets",
     "TOOLSET_NAMES": "_sets",
     "MemoryCommands": "_memory",
@@ -53,8 +70,12 @@ _HOMES = {
 }
 
 __all__ = [
+    "DEFAULT_HARNESS",
+    "HARNESSES",
+    "HARNESS_SPECS",
     "TOOLSETS",
     "TOOLSET_NAMES",
+    "HarnessSpec",
     "MemoryCommands",
     "SandboxUnavailableError",
     "ToolError",
@@ -65,6 +86,8 @@ __all__ = [
     "bm25_set",
     "chunk_set",
     "folder_set",
+    "harness_prompt",
+    "harness_spec",
     "make_toolset",
     "read_set",
     "shell_set",

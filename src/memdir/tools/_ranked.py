@@ -21,7 +21,16 @@ from memdir.tools._bm25index import FileIndex, Hit, index_for
 from memdir.tools._limits import echo
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 
-__all__ = ["CHUNK_CHARS", "CHUNK_TOP_K", "bm25_set", "chunk_set", "chunk_spec", "search_spec"]
+__all__ = [
+    "CHUNK_CHARS",
+    "CHUNK_TOP_K",
+    "bm25_folder_set",
+    "bm25_set",
+    "bm25_write_set",
+    "chunk_set",
+    "chunk_spec",
+    "search_spec",
+]
 
 CHUNK_TOP_K = 3
 """How many chunks ``bm25_chunk_retrieve`` returns."""
@@ -171,6 +180,20 @@ def bm25_set(store: Store) -> ToolSet:
     from memdir.tools._memory import read_specs
 
     return ToolSet("bm25", [*read_specs(store), search_spec(store)])
+
+
+def bm25_write_set(store: Store) -> ToolSet:
+    """The Center+BM25 harness's builder set: the write tools plus ``search``."""
+    from memdir.tools._memory import write_set
+
+    return ToolSet("bm25-write", [*write_set(store).tools.values(), search_spec(store)])
+
+
+def bm25_folder_set(store: Store) -> ToolSet:
+    """The Center+BM25 harness's foldering set: view, grep, rename plus ``search``."""
+    from memdir.tools._memory import folder_set
+
+    return ToolSet("bm25-folder", [*folder_set(store).tools.values(), search_spec(store)])
 
 
 def chunk_set(store: Store) -> ToolSet:

@@ -7,21 +7,24 @@ Three ways, tried in this order (see ``docs/shell.md`` for what each protects):
     mount, PID, network, IPC and UTS namespaces with all capabilities dropped.
     Its file system is built from nothing: ``/usr`` (and the ``/bin``, ``/lib``
     links) and a few ``/etc`` files read-only, a fresh ``/proc``, a minimal
-    ``/dev``, an empty ``/tmp``, and the store bound read-write at ``/memories``
-    with its ``.memdir`` and ``.git`` folders hidden under empty tmpfs mounts.
+    ``/dev``, an empty ``/tmp``, and the store bound at ``/memories`` (read-write,
+    or with ``read_only`` read-only, ``--ro-bind``) with its ``.memdir`` and
+    ``.git`` folders hidden under empty tmpfs mounts.
     The network namespace holds only a loopback device.
 
 ``unshare``
     util-linux ``unshare`` with new user, mount, PID, network, IPC and UTS
     namespaces. A setup script mounts a tmpfs as a new root, binds the same
-    things into it, ``pivot_root``s into it, detaches the old root, and starts
+    things into it (a read-only store is its bind mount remounted read-only,
+    as ``/usr`` is), ``pivot_root``s into it, detaches the old root, and starts
     the command through ``setpriv`` with every capability dropped.
 
 ``unconfined``
     No confinement at all: ``bash`` runs on the host with the store root as
     its working directory and ``HOME``. Paths must be relative (``/memories``
     does not exist), and nothing stops the network or writes elsewhere. Only
-    used when the caller opts in with ``allow_unconfined=True``.
+    used when the caller opts in with ``allow_unconfined=True``, and never for
+    a read-only shell: nothing unconfined can keep a command from writing.
 
 Each way is probed once per process by running ``true`` in it.
 """
@@ -39,6 +42,7 @@ from typing import Final, Literal
 
 __all__ = [
     "BACKENDS",
+    "UNCONFINED_READ_ONLY",
     "Backend",
     "Launch",
     "SandboxUnavailableError",
@@ -60,6 +64,13 @@ _ETC: Final = (
 )
 _DEVICES: Final = ("null", "zero", "full", "random", "urandom", "tty")
 _BASH: Final = ("bash", "--noprofile", "--norc", "-c")
+
+
+UNCONFINED_READ_ONLY: Final = (
+    "A read-only shell needs bubblewrap (`bwrap`) or working `unshare` namespaces: "
+    "unconfined bash cannot be kept from writing to the store. Install bubblewrap "
+    "(`apt-get install bubblewrap`) or give the role a writable or non-shell tool set."
+)
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -89,7 +100,7 @@ def _top_level() -> list[tuple[str, str | None]]:
     return out
 
 
-def _bwrap_argv(root: Path, command: str) -> list[str]:
+def _bwrap_argv(root: Path, command: str, read_only: bool) -> list[str]:
     argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
     argv += ["--ro-bind", "/usr", "/usr"]
     for name, target in _top_level():
@@ -100,7 +111,7 @@ def _bwrap_argv(root: Path, command: str) -> list[str]:
     for name in _ETC:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    argv += ["--bind", str(root), MOUNT_POINT]
+    argv += ["--ro-bind" if read_only else "--bind", str(root), MOUNT_POINT]
     for hidden in HIDDEN_STATE:
         if (root / hidden).is_dir():
             argv += ["--tmpfs", f"{MOUNT_POINT}/{hidden}"]
@@ -118,7 +129,7 @@ R=$1; S=$2
 mount -t tmpfs -o mode=755 memdir-root "$R"
 mkdir -p "$R/usr" "$R/memories" "$R/tmp" "$R/proc" "$R/dev" "$R/etc" "$R/.old"
 mount --rbind /usr "$R/usr"; mount -o remount,bind,ro "$R/usr"
-mount --bind "$S" "$R/memories"
+mount --bind "$S" "$R/memories"%(store_ro)s
 for h in .memdir .git; do
   if [ -d "$S/$h" ]; then mount -t tmpfs -o mode=700 hidden "$R/memories/$h"; fi
 done
@@ -143,7 +154,7 @@ exec setpriv --inh-caps=-all --bounding-set=-all \
 """
 
 
-def _unshare_argv(root: Path, command: str) -> tuple[list[str], Path]:
+def _unshare_argv(root: Path, command: str, read_only: bool) -> tuple[list[str], Path]:
     new_root = Path(tempfile.mkdtemp(prefix="memdir-shell-"))
     links = "\n".join(
         f'mkdir -p "$R/{n}"; mount --rbind /{n} "$R/{n}"' if t is None
@@ -155,6 +166,7 @@ def _unshare_argv(root: Path, command: str) -> tuple[list[str], Path]:
         "etc": " ".join(_ETC),
         "links": links,
         "env": " ".join(shlex.quote(f"{k}={v}") for k, v in _ENV.items()),
+        "store_ro": '; mount -o remount,bind,ro "$R/memories"' if read_only else "",
     }
     argv = [
         "unshare", "--user", "--map-root-user", "--mount", "--net", "--pid", "--ipc", "--uts",
@@ -164,13 +176,19 @@ def _unshare_argv(root: Path, command: str) -> tuple[list[str], Path]:
     return argv, new_root
 
 
-def launch(backend: Backend, root: Path, command: str) -> Launch:
-    """The way to start ``command`` over the store at ``root`` with ``backend``."""
+def launch(backend: Backend, root: Path, command: str, *, read_only: bool = False) -> Launch:
+    """The way to start ``command`` over the store at ``root`` with ``backend``.
+
+    Raises:
+        SandboxUnavailableError: A read-only store is asked of the unconfined way.
+    """
     if backend == "bwrap":
-        return Launch(backend, _bwrap_argv(root, command), dict(_ENV), str(root))
+        return Launch(backend, _bwrap_argv(root, command, read_only), dict(_ENV), str(root))
     if backend == "unshare":
-        argv, new_root = _unshare_argv(root, command)
+        argv, new_root = _unshare_argv(root, command, read_only)
         return Launch(backend, argv, dict(_ENV), str(root), [new_root])
+    if read_only:
+        raise SandboxUnavailableError(UNCONFINED_READ_ONLY)
     env = {**_ENV, "HOME": str(root), "PWD": str(root)}
     return Launch(backend, ["bash", "--noprofile", "--norc", "-c", command], env, str(root))
 

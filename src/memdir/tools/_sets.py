@@ -21,8 +21,11 @@ TOOLSETS: Final[Mapping[str, str]] = {
     "write": "memdir.tools._memory:write_set",
     "read": "memdir.tools._memory:read_set",
     "bm25": "memdir.tools._ranked:bm25_set",
+    "bm25-write": "memdir.tools._ranked:bm25_write_set",
+    "bm25-folder": "memdir.tools._ranked:bm25_folder_set",
     "chunk": "memdir.tools._ranked:chunk_set",
     "shell": "memdir.tools._shell:shell_set",
+    "shell-read": "memdir.tools._shell:shell_read_set",
     "folder": "memdir.tools._memory:folder_set",
     "anthropic": "memdir.tools.anthropic:anthropic_set",
 }

@@ -45,6 +45,7 @@ from typing import Final
 
 from memdir.store import Finding, Store, lint_store
 from memdir.tools._sandbox import (
+    UNCONFINED_READ_ONLY,
     Backend,
     SandboxUnavailableError,
     available_backends,
@@ -52,7 +53,7 @@ from memdir.tools._sandbox import (
 )
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 
-__all__ = ["SandboxUnavailableError", "StoreCheck", "shell_set", "shell_spec"]
+__all__ = ["SandboxUnavailableError", "StoreCheck", "shell_read_set", "shell_set", "shell_spec"]
 
 _HARD_OUTPUT_BYTES: Final = 16 * 1024 * 1024
 _MAX_FILE_BYTES: Final = 64 * 1024 * 1024
@@ -105,10 +106,11 @@ def _killpg(pid: int) -> None:
 
 
 async def _run(
-    backend: Backend, root: Path, command: str, timeout: float, keep_bytes: int
+    backend: Backend, root: Path, command: str, timeout: float, keep_bytes: int,
+    read_only: bool,
 ) -> tuple[_Output, int | None, str | None]:
     """Run ``command``; return its output, exit status and why it was stopped (if it was)."""
-    spec = launch(backend, root, command)
+    spec = launch(backend, root, command, read_only=read_only)
     out = _Output(bytearray())
     kill = asyncio.Event()
     try:
@@ -241,8 +243,11 @@ def _changes(before: _Tree, after: _Tree) -> str:
 # -- the tool ----------------------------------------------------------------
 
 
-def _choose(backend: Backend | None, allow_unconfined: bool) -> Backend:
+def _choose(backend: Backend | None, allow_unconfined: bool, read_only: bool) -> Backend:
     if backend == "unconfined" or (backend is None and not available_backends()):
+        if read_only:
+            hint = "" if backend == "unconfined" else f" {_INSTALL_HINT}"
+            raise SandboxUnavailableError(UNCONFINED_READ_ONLY + hint)
         if not allow_unconfined:
             raise SandboxUnavailableError(
                 "Running commands unconfined needs allow_unconfined=True."
@@ -286,14 +291,14 @@ def shell_spec(
     *,
     backend: Backend | None = None,
     allow_unconfined: bool = False,
+    read_only: bool = False,
 ) -> ToolSpec:
     """The ``bash`` tool over ``store``; see :func:`shell_set` for the arguments."""
     if timeout <= 0 or output_chars <= 0:
         raise ValueError("timeout and output_chars must be positive")
-    chosen = _choose(backend, allow_unconfined)
+    chosen = _choose(backend, allow_unconfined, read_only)
     check = StoreCheck(store)
 
-    @tool_flags(read_only=False, destructive=True)
     async def bash(command: str) -> str:
         """Run a bash command over the memory store (mounted at /memories).
 
@@ -319,7 +324,8 @@ def shell_spec(
         with store.locked():
             before = check.before()
             had_git = (store.root / ".git").is_dir() and not (store.root / ".git").is_symlink()
-            out, status, stopped = await _run(chosen, store.root, command, timeout, keep)
+            out, status, stopped = await _run(chosen, store.root, command, timeout, keep,
+                                              read_only)
             report = check.after(before, had_git)
             if report:  # the command changed files behind the store's back
                 store.note_change()
@@ -330,8 +336,27 @@ def shell_spec(
     description = description.replace("{chars}", f"{output_chars:,}")
     if chosen == "unconfined":
         description = _unconfined_doc(description)
+    if read_only:
+        description = _read_only_doc(description)
     bash.__doc__ = description
-    return tool_spec(bash)
+    return tool_spec(tool_flags(read_only=read_only, destructive=not read_only)(bash))
+
+
+def _read_only_doc(doc: str) -> str:
+    """The description of the read-only bash: the store can be read, never changed."""
+    doc = doc.replace("(mounted at /memories)", "(mounted read-only at /memories)")
+    doc = doc.replace(
+        "read, search and edit its markdown files with ordinary commands (ls, cat,\n"
+        "        grep -rn, sed -n '10,20p', find, awk, python3, sed -i, cat > file <<'EOF').\n"
+        "        Every memory file must stay a .md file that opens with frontmatter (a\n"
+        "        line ---, then name: <file stem>, description: <one line>, then ---).",
+        "read and search its markdown files with ordinary commands (ls -R, find,\n"
+        "        cat -n, grep -rn, sed -n '10,20p', head, awk, python3). The store is\n"
+        "        read-only: a command that writes, deletes, moves or changes the mode of\n"
+        "        anything under /memories fails.")
+    return doc.replace(
+        " After each\n        command that changes the store, the result lists what changed "
+        "and any\n        problems it introduced; fix those.", "")
 
 
 def _unconfined_doc(doc: str) -> str:
@@ -353,8 +378,9 @@ def shell_set(
     *,
     backend: Backend | None = None,
     allow_unconfined: bool = False,
+    read_only: bool = False,
 ) -> ToolSet:
-    """The Shell harness: one ``bash`` tool over ``store``.
+    """The Shell harness: one ``bash`` tool over ``store`` (``shell``, or ``shell-read``).
 
     Args:
         store: The store the commands work on.
@@ -363,10 +389,20 @@ def shell_set(
         backend: Force a confinement (``bwrap``, ``unshare``, ``unconfined``);
             by default the best that works here is used.
         allow_unconfined: Run unconfined when no confinement works, instead of
-            raising :class:`SandboxUnavailableError`.
+            raising :class:`SandboxUnavailableError` (never for a read-only shell).
+        read_only: Mount the store read-only, so no command can change it (the
+            searchers' shell); the tool is then declared read-only and the set
+            is named ``shell-read``.
 
     Raises:
-        SandboxUnavailableError: No confinement works and unconfined was not allowed.
+        SandboxUnavailableError: No confinement works and unconfined was not allowed,
+            or a read-only shell was asked for where only unconfined bash is possible.
     """
-    return ToolSet("shell", [shell_spec(store, timeout, output_chars, backend=backend,
-                                        allow_unconfined=allow_unconfined)])
+    spec = shell_spec(store, timeout, output_chars, backend=backend,
+                      allow_unconfined=allow_unconfined, read_only=read_only)
+    return ToolSet("shell-read" if read_only else "shell", [spec])
+
+
+def shell_read_set(store: Store) -> ToolSet:
+    """The searchers' Shell harness: one ``bash`` tool over ``store`` mounted read-only."""
+    return shell_set(store, read_only=True)

@@ -1,0 +1,88 @@
+"""The harness catalog: every harness names registered tool sets for every role it serves.
+
+The catalog lives with the tools (:mod:`memdir.tools._harness`) and is read by the
+study; reading it loads no tool set's dependencies.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memdir.agents import ROLE_NAMES, role_config
+from memdir.study import HARNESSES
+from memdir.study._config import HARNESS_SPECS, HarnessSpec
+from memdir.tools import HARNESS_SPECS as TOOL_HARNESS_SPECS
+from memdir.tools import TOOLSET_NAMES
+from memdir.tools._harness import (
+    BUILDER_ROLES,
+    SEARCH_ROLES,
+    TOOL_BLOCKS,
+    harness_prompt,
+    harness_spec,
+    split_prompt_name,
+)
+
+
+def test_the_study_reads_the_tools_catalog() -> None:
+    assert HARNESS_SPECS is TOOL_HARNESS_SPECS
+    assert HARNESSES == ("center", "center+bm25", "shell")
+    assert all(isinstance(spec, HarnessSpec) for spec in HARNESS_SPECS.values())
+
+
+@pytest.mark.parametrize("name", ["center", "center+bm25", "shell"])
+def test_every_harness_names_registered_sets_for_both_roles(name: str) -> None:
+    spec = harness_spec(name)
+    assert set(spec.build_toolsets) == set(BUILDER_ROLES)
+    for role in (*SEARCH_ROLES, *BUILDER_ROLES):
+        assert role in ROLE_NAMES
+        assert spec.toolset_for(role) in TOOLSET_NAMES, (name, role)
+    assert spec.toolsets <= set(TOOLSET_NAMES)
+
+
+def test_center_is_the_roles_own_default_tools() -> None:
+    center = harness_spec("center")
+    for role in (*SEARCH_ROLES, *BUILDER_ROLES):
+        assert center.toolset_for(role) == role_config(role).toolset, role
+    assert center.blocks == {}
+
+
+def test_each_harness_gives_each_side_its_own_tools() -> None:
+    bm25, shell = harness_spec("center+bm25"), harness_spec("shell")
+    assert bm25.search_toolset == "bm25" and bm25.toolset_for("management") == "bm25-write"
+    assert shell.search_toolset == "shell-read"
+    assert {shell.toolset_for(r) for r in BUILDER_ROLES} == {"shell"}
+    assert len({spec.toolset_for("management") for spec in HARNESS_SPECS.values()}) == 3
+    assert len({spec.search_toolset for spec in HARNESS_SPECS.values()}) == 3
+
+
+def test_harness_blocks_replace_only_tool_blocks() -> None:
+    for spec in HARNESS_SPECS.values():
+        assert set(spec.blocks) <= set(TOOL_BLOCKS), spec.name
+        assert all(block.startswith(slot) for slot, block in spec.blocks.items())
+    assert set(harness_spec("shell").blocks) == set(TOOL_BLOCKS)
+
+
+def test_prompt_names_carry_the_harness() -> None:
+    assert harness_prompt("search-hierarchical", "center") == "search-hierarchical"
+    assert harness_prompt("search-hierarchical", "shell") == "search-hierarchical@shell"
+    assert harness_prompt("search-hierarchical@shell", "center+bm25") == (
+        "search-hierarchical@center+bm25")
+    assert split_prompt_name("foldering@shell") == ("foldering", "shell")
+    assert split_prompt_name("foldering") == ("foldering", "center")
+    with pytest.raises(ValueError, match="unknown harness 'zsh'; choose one of center"):
+        split_prompt_name("foldering@zsh")
+    with pytest.raises(ValueError, match="does not touch a store"):
+        harness_spec("shell").toolset_for("execution")
+
+
+def test_reading_the_catalog_loads_no_tool_set() -> None:
+    code = ("import json, sys; import memdir.tools as t; t.HARNESS_SPECS; "
+            "print(json.dumps(sorted(m for m in sys.modules if m in ('bm25s', 'numpy', "
+            "'memdir.tools._ranked', 'memdir.tools._shell', 'memdir.tools._sandbox'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert json.loads(out) == []
