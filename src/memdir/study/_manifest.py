@@ -48,8 +48,9 @@ def _builder_toolset(variant: str) -> str | None:
 def study_prompts(cells: list[Cell], config: StudyConfig) -> set[str]:
     """The search and builder system prompts the cells may use.
 
-    Judge and user-turn prompts take fields, so each call's own hash is in its call
-    record (and a build's user-turn template hash is part of its build key).
+    The judge's prompts are pinned with the judge (:func:`memdir.study._grading.judge_pin`);
+    user-turn prompts take fields, so each call's own hash is in its call record (and
+    a build's user-turn template hash is part of its build key).
     """
     names = {search_role(c, config).prompt for c in cells}
     for cell in cells:
