@@ -24,13 +24,16 @@ from memdir.agents import (
     EpisodeRecord,
     RoleConfig,
     load_prompt,
+    prompt_fields,
     resolve_citations,
     run_agent,
 )
 from memdir.store import Store, StoreError, find_section
 
 __all__ = [
+    "ATTRIBUTION_PROMPT",
     "CITED_CHARS",
+    "CORRECTNESS_PROMPT",
     "JUDGE_ROLE",
     "AttributionGrade",
     "CorrectnessGrade",
@@ -39,9 +42,15 @@ __all__ = [
     "judge_correctness",
     "judge_role",
     "judged_view",
+    "template_text",
 ]
 
-JUDGE_ROLE = RoleConfig(role="judge", prompt="judge-correctness", toolset=None, max_rounds=1,
+CORRECTNESS_PROMPT = "judge-correctness"
+"""The correctness judge's prompt (fields: question, gold, answer)."""
+ATTRIBUTION_PROMPT = "judge-attribution"
+"""The attribution judge's prompt (fields: question, answer, cited)."""
+
+JUDGE_ROLE = RoleConfig(role="judge", prompt=CORRECTNESS_PROMPT, toolset=None, max_rounds=1,
                         max_tokens=2048, reasoning_effort="low", temperature=0.0)
 """The judge's defaults: one tool-free call per grade."""
 
@@ -55,6 +64,18 @@ _INSTRUCTION = "Grade the answer now. Reply with the JSON object only."
 def judge_role(**changes: object) -> RoleConfig:
     """The judge's defaults with ``changes`` applied (e.g. ``prompt="judge-attribution"``)."""
     return JUDGE_ROLE.with_(**changes) if changes else JUDGE_ROLE
+
+
+def template_text(name: str) -> str:
+    """A judge prompt as a template: its blocks included, each field left as ``{{field}}``.
+
+    What a judge hash is taken over: it changes with any edit to the prompt's own
+    words, its blocks, or which fields it takes and where.
+
+    Raises:
+        ValueError: No prompt of that name ships with memdir.
+    """
+    return load_prompt(name, **{f: "{{" + f + "}}" for f in prompt_fields(name)}).text
 
 
 class JudgeError(ValueError):
@@ -116,7 +137,7 @@ async def judge_correctness(
         JudgeError: The reply is not the expected JSON.
         AgentError: The model call failed after retries.
     """
-    prompt = load_prompt("judge-correctness", question=question, gold=str(gold), answer=answer)
+    prompt = load_prompt(CORRECTNESS_PROMPT, question=question, gold=str(gold), answer=answer)
     run = await run_agent(model, role or JUDGE_ROLE, prompt, _INSTRUCTION)
     data = _parse(run.text, ("correct",))
     correct = _half(data["correct"], "correct")
@@ -136,8 +157,8 @@ async def judge_attribution(
         AgentError: The model call failed after retries.
     """
     cited = judged_view(store, resolve_citations(store, answer))
-    prompt = load_prompt("judge-attribution", question=question, answer=answer, cited=cited)
-    role = role or judge_role(prompt="judge-attribution")
+    prompt = load_prompt(ATTRIBUTION_PROMPT, question=question, answer=answer, cited=cited)
+    role = role or judge_role(prompt=ATTRIBUTION_PROMPT)
     run = await run_agent(model, role, prompt, _INSTRUCTION)
     keys = ("citation_correctness", "citation_relevance", "aggregation")
     data = _parse(run.text, keys)

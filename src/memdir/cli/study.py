@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from memdir.cli._common import ExitCode, console, err_console, fail, show_model_retries
+from memdir.cli._rejudge import rejudge_command
 
 if TYPE_CHECKING:
     from memdir.study import StudyConfig
@@ -171,4 +172,5 @@ def register(app: typer.Typer) -> None:
     study_app.command("run")(run_command)
     study_app.command("report")(report_command)
     study_app.command("inspect")(inspect_command)
+    study_app.command("rejudge")(rejudge_command)
     app.add_typer(study_app)

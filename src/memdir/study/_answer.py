@@ -35,9 +35,10 @@ def question_text(question: Question) -> str:
     return question.text + "\n\nOptions:\n" + "\n".join(question.options)
 
 
-def record_path(folder: Path, question: Question) -> Path:
-    """Where a cell folder holds the question's record."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in question.id)
+def record_path(folder: Path, question: Question | str) -> Path:
+    """Where a cell folder holds the record of a question (or of a question id)."""
+    qid = question if isinstance(question, str) else question.id
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in qid)
     return folder / "records" / f"{safe}.json"
 
 
