@@ -1,9 +1,11 @@
 """Run configurations of the skill setting: a YAML file naming the grid of cells to run.
 
 A cell is one (protocol, variant, curator, execution) combination. Variants
-without a curator (``none``, ``episode_log``) get one cell per protocol and
-execution whatever the curator ladder holds. ``execution`` is ``expert`` (the
-offline handcoded expert) or a model name for the execution agent.
+without a curator (``none``, ``episode_log``, ``episode_log_recent``) get one
+cell per protocol and execution whatever the curator ladder holds; those with a
+retriever (``episode_log`` and the curated ones) get the config's retriever.
+``execution`` is ``expert`` (the offline handcoded expert) or a model name for
+the execution agent.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from memdir.agents import role_config
 from memdir.config import load_yaml_model
 from memdir.runs import ToolsetFactory
-from memdir.skills._variants import RETRIEVER_PROMPTS, VariantName, variant_inputs
+from memdir.skills._variants import (
+    CURATOR_PROMPTS,
+    RETRIEVER_PROMPTS,
+    VariantName,
+    variant_inputs,
+)
 
 __all__ = ["EXPERT", "Cell", "Protocol", "RunConfig", "load_config"]
 
@@ -81,7 +88,8 @@ class RunConfig(BaseModel):
     curators: list[str] = Field(default_factory=lambda: ["openai/gpt-5.4-mini"], min_length=1)
     retriever: str = "openai/gpt-5.4-mini"
     executions: list[str] = Field(default_factory=lambda: [EXPERT], min_length=1)
-    episode_k: int = Field(default=2, ge=0, description="Episodes served by episode_log.")
+    episode_k: int = Field(default=2, ge=0,
+                           description="Episodes served per task by episode_log_recent.")
     cache_dir: Path | None = Field(default=None, description="ALFWorld translation cache.")
     prices: Path | None = Field(default=None, description="A price file merged over the table.")
 
@@ -91,9 +99,10 @@ class RunConfig(BaseModel):
         for protocol in self.protocols:
             for execution in self.executions:
                 for variant in self.variants:
-                    if variant not in RETRIEVER_PROMPTS:  # no curator, so no curator ladder
+                    if variant not in CURATOR_PROMPTS:  # no curator, so no curator ladder
+                        retriever = self.retriever if variant in RETRIEVER_PROMPTS else None
                         found.append(Cell(protocol=protocol, variant=variant,
-                                          execution=execution))
+                                          execution=execution, retriever=retriever))
                         continue
                     for curator in self.curators:
                         found.append(Cell(protocol=protocol, variant=variant,
