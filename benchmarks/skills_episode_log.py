@@ -71,7 +71,7 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
     config = RunConfig(name="episode-log-expert", data=args.data, output=args.out,
                        protocols=args.protocols, variants=[variant], limit=args.limit,
                        cache_dir=args.cache, retriever=args.retriever or "memdir/grep-reader")
-    tasks = list_tasks(config.data)
+    tasks = list_tasks(config.split())
     env = AlfworldEnv(max_steps=config.max_steps, cache_dir=config.cache_dir, facts=True)
     figures: dict[str, object] = {}
     for cell in config.cells():
