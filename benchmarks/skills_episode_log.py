@@ -1,7 +1,8 @@
 """The episode-log variant with the handcoded expert over full and three chains, offline.
 
-Runs the skill-setting cells ``full-chain.episode_log.exec-expert`` and
-``three-chain.episode_log.exec-expert`` through the same runner the CLI uses
+Runs the skill-setting cells ``full-chain.episode_log_recent.exec-expert`` and
+``three-chain.episode_log_recent.exec-expert`` (or, with ``--retriever MODEL``,
+the retriever-served ``episode_log`` cells) through the same runner the CLI uses
 (retrieval before each task, one episode file appended and one git snapshot
 after it, audits per task), then writes the report from the records. Reports
 success per family per protocol, wall time, time in resets, time in the memory
@@ -33,6 +34,9 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--protocols", nargs="+", default=["full-chain", "three-chain"])
     parser.add_argument("--limit", type=int, default=None, help="first N tasks of each chain")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--retriever", default=None,
+                        help="serve the log by this retriever (episode_log), e.g. "
+                             "memdir/grep-reader; default: the fixed rule (episode_log_recent)")
     return parser.parse_args()
 
 
@@ -63,10 +67,11 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
     missing = alfworld_missing()
     if missing is not None:
         sys.exit(f"cannot run: {missing}")
+    variant = "episode_log_recent" if args.retriever is None else "episode_log"
     config = RunConfig(name="episode-log-expert", data=args.data, output=args.out,
-                       protocols=args.protocols, variants=["episode_log"], limit=args.limit,
-                       cache_dir=args.cache)
-    tasks = list_tasks(config.data)
+                       protocols=args.protocols, variants=[variant], limit=args.limit,
+                       cache_dir=args.cache, retriever=args.retriever or "memdir/grep-reader")
+    tasks = list_tasks(config.split())
     env = AlfworldEnv(max_steps=config.max_steps, cache_dir=config.cache_dir, facts=True)
     figures: dict[str, object] = {}
     for cell in config.cells():

@@ -217,7 +217,7 @@ def skills_site(serve_catalog: Any, tmp_path_factory: pytest.TempPathFactory) ->
     games = ("pick_two_obj_and_place-ToiletPaper-None-Toilet-408",
              "pick_two_obj_and_place-SprayBottle-None-Toilet-429")
     out = tmp_path_factory.mktemp("skills")
-    config = RunConfig(name="t", data=folder, output=out, variants=["episode_log"],
+    config = RunConfig(name="t", data=folder, output=out, variants=["episode_log_recent"],
                        task_ids=[t.task_id for t in tasks if t.task_id.split("/")[0] in games],
                        episode_k=2)
     env = AlfworldEnv(max_steps=config.max_steps, facts=True,

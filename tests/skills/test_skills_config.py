@@ -18,7 +18,8 @@ def test_cells_cross_curators_only_with_curated_variants(tmp_path: Path) -> None
     assert len(cells) == 2 * 2 * (1 + 1 + 2)
     assert len({c.key for c in cells}) == len(cells)
     assert all(c.curator is None for c in cells if c.variant in {"none", "episode_log"})
-    assert config.models() == ["openai/a", "openai/gpt-5.4-mini", "openai/b", "openai/x"]
+    assert config.models() == ["openai/gpt-5.4-mini", "openai/a", "openai/b", "openai/x"]
+    assert all(c.retriever == "openai/gpt-5.4-mini" for c in cells if c.variant != "none")
 
 
 def test_load_config_explains_what_is_wrong(tmp_path: Path) -> None:

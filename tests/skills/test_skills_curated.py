@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 from inspect_ai.model import ChatMessageSystem, ModelOutput, get_model
-from typer.testing import CliRunner
 
-from memdir.cli import app
 from memdir.skills import (
     AlfworldEnv,
     RunConfig,
@@ -130,15 +128,3 @@ def test_a_curated_gs_cell_over_real_games(shared_data: Path, tmp_path: Path) ->
     cost_row = next(line for line in md.read_text(encoding="utf-8").splitlines()
                     if line.startswith(f"| {cell.key} | $"))
     assert cost_row.split(" | ")[4:6] == ["—", "—"]  # nothing solved: no cost per solved task
-
-
-def test_dry_run_lists_the_paper_grid_without_running() -> None:
-    config = Path(__file__).resolve().parents[2] / "configs" / "skills-grid.yaml"
-    result = CliRunner().invoke(app, ["skills", "run", str(config), "--dry-run"])
-    assert result.exit_code == 0, result.output
-    assert "44 cell(s)" in result.output and "nothing was run" in result.output
-    for name in ("cur-gpt-5_4-nano", "cur-gpt-5_4-mini", "exec-gpt-4_1-mini", "three-chain"):
-        assert name in result.output
-    assert not (Path.cwd() / "runs" / "skills-grid").exists()
-    bad = CliRunner().invoke(app, ["skills", "run", str(config), "--cell", "nope"])
-    assert bad.exit_code == 2 and "unknown cell" in bad.output

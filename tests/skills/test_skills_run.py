@@ -1,4 +1,4 @@
-"""A short real chain with the episode log and the expert: snapshots, leak-freedom, resume, report.
+"""A real chain with the fixed-rule episode log and the expert: snapshots, leak-free, resume.
 
 Skipped where alfworld or the games are absent. Three quick games of one family,
 so retrieval has earlier episodes of the same family to serve.
@@ -57,7 +57,7 @@ def ran(split: tuple[Path, list[AlfworldTask]],
     folder, tasks = split
     out = tmp_path_factory.mktemp("run")
     ids = [t.task_id for t in tasks if t.task_id.split("/")[0] in GAMES]
-    config = RunConfig(name="t", data=folder, output=out, variants=["episode_log"],
+    config = RunConfig(name="t", data=folder, output=out, variants=["episode_log_recent"],
                        task_ids=ids, episode_k=2)
     env = AlfworldEnv(max_steps=config.max_steps, facts=True,
                       cache_dir=tmp_path_factory.mktemp("cache"))
@@ -119,7 +119,7 @@ def test_report_from_records(ran: tuple[RunConfig, Path]) -> None:
     md, table = build_report(config.output)
     text = md.read_text(encoding="utf-8")
     wins = sum(s.success for s in load_steps(chain).values())
-    assert f"| full-chain.episode_log.exec-expert | {wins} / 3 | {wins} / 3 |" in text
+    assert f"| full-chain.episode_log_recent.exec-expert | {wins} / 3 | {wins} / 3 |" in text
     assert "$0.0000" in text  # the expert and the episode log cost nothing
     rows = list(csv.DictReader(io.StringIO(table.read_text(encoding="utf-8"))))
     assert [int(r["store_files"]) for r in rows] == [1, 2, 3]

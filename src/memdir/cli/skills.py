@@ -10,12 +10,16 @@ memdir.skills (and through it inspect_ai) is imported only when a command runs.
 from __future__ import annotations
 
 import asyncio
+import shlex
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memdir.cli._common import console, fail
+from memdir.cli._common import ExitCode, console, err_console, fail, runnable
+
+if TYPE_CHECKING:
+    from memdir.skills import AlfworldTask, Cell, RunConfig
 
 __all__ = ["register"]
 
@@ -24,66 +28,121 @@ skills_app = typer.Typer(
     no_args_is_help=True,
 )
 
+def _dry_run(config: RunConfig, cells: list[Cell], split: Path | None) -> None:
+    """List the cells beside the paper's count; ``split`` None: the data check failed."""
+    from rich.markup import escape
+
+    paper = config.paper
+    against = (f"; the paper: {paper.cells} ({paper.table})" if paper is not None else "")
+    console.print(escape(f"{config.name}: {len(cells)} cell(s){against}, "
+                         f"output {config.output}"))
+    if paper is not None and paper.note:
+        console.print(escape(f"  paper count: {paper.note}"))
+    for cell in cells:
+        console.print(escape(
+            f"- {cell.key}  (protocol {cell.protocol}, variant {cell.variant}, "
+            f"curator {cell.curator or '-'}, retriever {cell.retriever or '-'}, "
+            f"execution {cell.execution})"))
+    console.print(escape(f"models called: {', '.join(config.models()) or 'none (offline)'}"))
+    if split is None:
+        console.print("dry run: nothing was run, and the data check failed:")
+        return
+    console.print(escape(f"data: {split}"))
+    console.print("dry run: nothing was run")
+
+
+def _tasks(config: RunConfig, split: Path) -> list[AlfworldTask]:
+    from memdir.skills import SPLIT, chains_for, list_tasks
+
+    if not split.is_dir():
+        fail(f"no ALFWorld split at {split}",
+             f"pass --data DIR or set MEMDIR_DATA_DIR to the folder holding {SPLIT.as_posix()}")
+    tasks = list_tasks(split)
+    if not tasks:
+        fail(f"{split} holds no ALFWorld game (no */*/game.tw-pddl)",
+             "point --data at the benchmark folder holding alfworld/valid_seen")
+    try:
+        for protocol in config.protocols:
+            chains_for(protocol, tasks, config.seed, config.limit, config.task_ids)
+    except ValueError as exc:
+        fail(str(exc), "fix task_ids in the config; task ids are <task folder>/<trial folder>")
+    return tasks
+
+
 @skills_app.command("run")
 def run(
     config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="A run config (YAML).")],
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells only.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="List the cells and check the data; run nothing.")] = False,
     cell_ids: Annotated[list[str] | None, typer.Option(
         "--cell", help="Run only this cell (its key; repeatable).")] = None,
+    data: Annotated[Path | None, typer.Option(
+        "--data", metavar="DIR", help="The benchmark folder holding alfworld/valid_seen "
+        "(default: MEMDIR_DATA_DIR, else the config's data).")] = None,
 ) -> None:
     """Run the cells of a skill-setting config, resuming any that are partly recorded."""
+    from rich.markup import escape
+
+    from memdir.config import SettingsError, get_settings
     from memdir.runs import EvalFailed
-    from memdir.skills import (
-        AlfworldEnv,
-        alfworld_missing,
-        list_tasks,
-        load_config,
-        log_dir,
-        pin_run,
-        run_cell,
-    )
+    from memdir.skills import AlfworldEnv, alfworld_missing, load_config, log_dir, pin_run, run_cell
 
     try:
         config = load_config(config_path)
     except ValueError as exc:
-        fail(str(exc), "fix the config; see configs/skills-grid.yaml for an example")
+        fail(str(exc), "fix the config; see configs/skills-three-chain.yaml for an example")
     cells = [c for c in config.cells() if not cell_ids or c.key in cell_ids]
     if cell_ids and len(cells) != len(set(cell_ids)):
         fail(f"unknown cell key among {', '.join(cell_ids)}",
-             f"list the cells with: memdir skills run {config_path} --dry-run")
+             f"list the cells with: `memdir skills run {config_path} --dry-run`")
+    try:
+        split = config.split(data or get_settings().data_dir)
+    except SettingsError as exc:
+        fail(str(exc), "fix or unset the variable")
+    except ValueError as exc:
+        if dry_run:
+            _dry_run(config, cells, None)
+        fail(str(exc), f"run `memdir skills run {config_path} --data DIR`, DIR being the "
+             "benchmark folder")
+    tasks = _tasks(config, split)
     if dry_run:
-        console.print(f"{config.name}: {len(cells)} cell(s), output {config.output}")
-        for cell in cells:
-            console.print(f"- {cell.key}  (protocol {cell.protocol}, variant {cell.variant}, "
-                          f"curator {cell.curator or '-'}, retriever {cell.retriever or '-'}, "
-                          f"execution {cell.execution})")
-        console.print(f"models called: {', '.join(config.models()) or 'none (offline)'}")
-        console.print("dry run: nothing was run")
+        _dry_run(config, cells, split)
         return
     missing = alfworld_missing()
     if missing is not None:
         fail(missing, "install alfworld (see docs/skills.md)")
-    if not config.data.is_dir():
-        fail(f"no ALFWorld split at {config.data}", "point 'data' at the valid_seen folder")
-    tasks = list_tasks(config.data)
     pin_run(config, tasks)
     env = AlfworldEnv(max_steps=config.max_steps, cache_dir=config.cache_dir, facts=True)
 
     async def play() -> None:
         for cell in cells:
-            console.print(f"running {cell.key}")
+            console.print(escape(f"running {cell.key}"))
             await run_cell(config, cell, tasks, env)
 
+    again = _again(config_path, cell_ids, data)
     try:
         asyncio.run(play())
     except EvalFailed as exc:
-        fail(str(exc), f"fix the cause and rerun: memdir skills run {config_path}")
+        fail(str(exc), f"fix the cause and resume with: `{again}`")
     except KeyboardInterrupt:
-        console.print(f"interrupted: what was played is recorded in {config.output}; "
-                      "run the same command again to resume")
-        raise typer.Exit(130) from None
-    console.print(f"done; report with: memdir skills report {config.output}")
-    console.print(f"transcripts: inspect view --log-dir {log_dir(config.output)}")
+        err_console.print(runnable(
+            f"interrupted: what was played is recorded in {config.output}; resume with: "
+            f"`{again}`"), markup=False, highlight=False)
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+    console.print(runnable(f"done; report with: `memdir skills report {config.output}`"),
+                  markup=False, highlight=False)
+    console.print(f"transcripts: inspect view --log-dir {log_dir(config.output)}",
+                  markup=False, highlight=False)
+
+
+def _again(config_path: Path, cell_ids: list[str] | None, data: Path | None) -> str:
+    """The command that resumes this run, quoted for a POSIX shell."""
+    words = ["memdir", "skills", "run", str(config_path)]
+    for key in cell_ids or []:
+        words += ["--cell", key]
+    if data is not None:
+        words += ["--data", str(data)]
+    return shlex.join(words)
 
 
 @skills_app.command("report")

@@ -23,7 +23,7 @@ from memdir.skills._chain import (
     run_episode,
     success_by_family,
 )
-from memdir.skills._config import EXPERT, Cell, RunConfig, load_config
+from memdir.skills._config import EXPERT, SPLIT, Cell, PaperCells, RunConfig, load_config
 from memdir.skills._env import (
     DEFAULT_MAX_STEPS,
     AlfworldEnv,
@@ -78,6 +78,7 @@ __all__ = [
     "EXPERT",
     "FAMILIES",
     "NO_GUIDANCE",
+    "SPLIT",
     "STEP_SCHEMA",
     "TRAJECTORY_SCHEMA",
     "VARIANT_NAMES",
@@ -99,6 +100,7 @@ __all__ = [
     "Integrated",
     "ModelPolicy",
     "NoStoreVariant",
+    "PaperCells",
     "Policy",
     "RunConfig",
     "Served",

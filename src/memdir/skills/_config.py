@@ -1,9 +1,17 @@
 """Run configurations of the skill setting: a YAML file naming the grid of cells to run.
 
 A cell is one (protocol, variant, curator, execution) combination. Variants
-without a curator (``none``, ``episode_log``) get one cell per protocol and
-execution whatever the curator ladder holds. ``execution`` is ``expert`` (the
-offline handcoded expert) or a model name for the execution agent.
+without a curator (``none``, ``episode_log``, ``episode_log_recent``) get one
+cell per protocol and execution whatever the curator ladder holds; those with a
+retriever (``episode_log`` and the curated ones) get the config's retriever.
+``execution`` is ``expert`` (the offline handcoded expert) or a model name for
+the execution agent.
+
+The split folder comes from ``--data DIR`` or ``MEMDIR_DATA_DIR`` (each naming
+the benchmark folder that holds ``alfworld/valid_seen``), else from the config's
+``data`` (a relative path is taken from the config file's folder, never from
+where the command runs). A shipped config names no folder and says in
+``paper`` how many cells the paper reports for the study it reproduces.
 """
 
 from __future__ import annotations
@@ -16,11 +24,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from memdir.agents import role_config
 from memdir.config import load_yaml_model
 from memdir.runs import ToolsetFactory
-from memdir.skills._variants import RETRIEVER_PROMPTS, VariantName, variant_inputs
+from memdir.skills._variants import (
+    CURATOR_PROMPTS,
+    RETRIEVER_PROMPTS,
+    VariantName,
+    variant_inputs,
+)
 
-__all__ = ["EXPERT", "Cell", "Protocol", "RunConfig", "load_config"]
+__all__ = ["EXPERT", "SPLIT", "Cell", "PaperCells", "Protocol", "RunConfig", "load_config"]
 
 EXPERT = "expert"
+SPLIT = Path("alfworld") / "valid_seen"
+"""Where the split sits inside a benchmark folder (``--data``, ``MEMDIR_DATA_DIR``)."""
 Protocol = Literal["full-chain", "three-chain"]
 _DEFAULT_PROTOCOLS: tuple[Protocol, ...] = ("full-chain",)
 
@@ -61,13 +76,28 @@ class Cell(BaseModel):
         return prompts, toolsets
 
 
+class PaperCells(BaseModel):
+    """The paper's side of a config: where it reports the study and how many cells it ran."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cells: int = Field(ge=1)
+    table: str = Field(min_length=1, description="Where the paper reports them (Table 5).")
+    note: str | None = Field(default=None, description="How the count was read, or why "
+                             "memdir's count differs.")
+
+
 class RunConfig(BaseModel):
     """A grid of skill-setting cells and the settings they share."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    data: Path = Field(description="The valid_seen split folder (relative: to the cwd).")
+    data: Path | None = Field(default=None, description="The valid_seen split folder; "
+                              "--data and MEMDIR_DATA_DIR take precedence.")
+    paper: PaperCells | None = Field(default=None, exclude=True,
+                                     description="What the paper reports for this grid "
+                                     "(shown by the dry run, not part of the run).")
     output: Path = Field(description="Where the run's records go.")
     protocols: list[Protocol] = Field(default_factory=lambda: list(_DEFAULT_PROTOCOLS),
                                       min_length=1)
@@ -81,7 +111,8 @@ class RunConfig(BaseModel):
     curators: list[str] = Field(default_factory=lambda: ["openai/gpt-5.4-mini"], min_length=1)
     retriever: str = "openai/gpt-5.4-mini"
     executions: list[str] = Field(default_factory=lambda: [EXPERT], min_length=1)
-    episode_k: int = Field(default=2, ge=0, description="Episodes served by episode_log.")
+    episode_k: int = Field(default=2, ge=0,
+                           description="Episodes served per task by episode_log_recent.")
     cache_dir: Path | None = Field(default=None, description="ALFWorld translation cache.")
     prices: Path | None = Field(default=None, description="A price file merged over the table.")
 
@@ -91,15 +122,29 @@ class RunConfig(BaseModel):
         for protocol in self.protocols:
             for execution in self.executions:
                 for variant in self.variants:
-                    if variant not in RETRIEVER_PROMPTS:  # no curator, so no curator ladder
+                    if variant not in CURATOR_PROMPTS:  # no curator, so no curator ladder
+                        retriever = self.retriever if variant in RETRIEVER_PROMPTS else None
                         found.append(Cell(protocol=protocol, variant=variant,
-                                          execution=execution))
+                                          execution=execution, retriever=retriever))
                         continue
                     for curator in self.curators:
                         found.append(Cell(protocol=protocol, variant=variant,
                                           execution=execution, curator=curator,
                                           retriever=self.retriever))
         return found
+
+    def split(self, data_dir: Path | None = None) -> Path:
+        """The split folder: ``data_dir / SPLIT`` when a benchmark folder is given, else ``data``.
+
+        Raises:
+            ValueError: neither is set.
+        """
+        if data_dir is not None:
+            return data_dir.expanduser() / SPLIT
+        if self.data is None:
+            raise ValueError(f"{self.name}: no data folder; pass --data DIR or set "
+                             f"MEMDIR_DATA_DIR (the folder holding {SPLIT.as_posix()})")
+        return self.data.expanduser()
 
     def models(self) -> list[str]:
         """Every model name the grid calls (empty for an offline grid)."""
@@ -112,9 +157,12 @@ class RunConfig(BaseModel):
 
 
 def load_config(path: Path) -> RunConfig:
-    """Read a run config from YAML.
+    """Read a run config from YAML; a relative ``data`` is taken from the file's folder.
 
     Raises:
         ValueError: the file is unreadable, not YAML, or does not fit :class:`RunConfig`.
     """
-    return load_yaml_model(path, RunConfig, "skills run config")
+    config = load_yaml_model(path, RunConfig, "skills run config")
+    if config.data is None or config.data.expanduser().is_absolute():
+        return config
+    return config.model_copy(update={"data": Path(path).absolute().parent / config.data})

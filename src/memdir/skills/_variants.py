@@ -8,8 +8,13 @@ ever reads a store built from the attempts before t.
 - ``none``: no store, no guidance.
 - ``episode_log``: each rendered trajectory is appended verbatim as
   ``/memories/episodes/NNN-<task folder>.md`` (NNN = position + 1, zero model
-  cost; the family is in ``metadata.family``); retrieval serves, in full, the
-  ``k`` most recent episodes of the same goal family, newest first.
+  cost; the family is in ``metadata.family``); the retriever (prompt
+  ``retriever-episodes``, the read set) reads the log and cites the episodes
+  that may help, and the cited episodes are served in full. The retriever's
+  calls are billed like any retrieval.
+- ``episode_log_recent``: the same log, served by a fixed rule instead of a
+  model: the ``k`` most recent episodes of the task's goal family, in full,
+  newest first, at zero model cost.
 - ``curated_skills``: the curator (the plain write set, no gate; the skills-only
   prompt ``curator-skills``) distils each attempt into skills; the retriever
   (prompt ``retriever-cite-broad``, also skills-only) cites every skill that may
@@ -56,12 +61,16 @@ __all__ = [
 ]
 
 VariantName = Literal[
-    "none", "episode_log", "curated_skills", "curated_skills_mem", "curated_skills_mem_gs"
+    "none", "episode_log", "episode_log_recent", "curated_skills", "curated_skills_mem",
+    "curated_skills_mem_gs"
 ]
 VARIANT_NAMES: tuple[str, ...] = get_args(VariantName)
 EPISODES = "/memories/episodes"
 _CITED = re.compile(r"\[(/memories/[^\]\s:>]+\.md)")
 _NOTHING = ("none", "no relevant experience")
+TASK_TURN = "turn-task"
+"""The retriever's user turn (the task's goal)."""
+RETRIEVER_TOOLSET = "read"
 
 
 @dataclass
@@ -115,19 +124,34 @@ def _serve_files(store: Store, paths: list[str]) -> str:
     return "\n\n".join(f"### {path}\n\n{store.read(path).strip()}" for path in paths)
 
 
+async def _cite(model: Model | str, prompt_name: str, store: Store,
+                task: AlfworldTask) -> tuple[str, list[str], EpisodeRecord]:
+    """Run the retriever over ``store`` for ``task``: its reply, the paths it cited, its record."""
+    run = await run_agent(model, role_config("retriever", prompt=prompt_name),
+                          load_prompt(prompt_name), load_prompt(TASK_TURN, task=task.goal).text,
+                          make_toolset(RETRIEVER_TOOLSET, store))
+    text = run.text.strip()
+    cited = list(dict.fromkeys(p for p in _CITED.findall(text) if store.exists(p)))
+    if text.lower().rstrip(".") in _NOTHING:
+        cited = []
+    return text, cited, run.record
+
+
 class EpisodeLogVariant:
-    """Appends every rendered trajectory; serves the k latest episodes of the same family.
+    """Appends every rendered trajectory; serves the episodes a retriever cites, or the k latest.
 
     Args:
         store: The store (episodes go under ``/memories/episodes``).
-        k: How many episodes to serve per task.
+        retriever: The retriever's model (``episode_log``); ``None`` serves by the
+            fixed rule instead (``episode_log_recent``).
+        k: How many episodes the fixed rule serves per task.
     """
 
-    name = "episode_log"
-
-    def __init__(self, store: Store, k: int = 2) -> None:
+    def __init__(self, store: Store, retriever: Model | str | None = None, k: int = 2) -> None:
+        self.name = "episode_log" if retriever is not None else "episode_log_recent"
         self.store: Store | None = store
         self._store = store
+        self.retriever = retriever
         self.k = k
 
     def episodes(self) -> list[tuple[int, str, str]]:
@@ -145,10 +169,16 @@ class EpisodeLogVariant:
         return sorted(found)
 
     async def retrieve(self, position: int, task: AlfworldTask) -> Served:
-        """The k most recent episodes of the task's family, whole, newest first."""
-        same = [path for _, family, path in self.episodes() if family == task.family]
-        chosen = list(reversed(same[-self.k:])) if self.k > 0 else []
-        return Served(guidance=_serve_files(self._store, chosen), paths=chosen)
+        """The cited episodes (or the k latest of the family), whole; an empty log costs nothing."""
+        if self.retriever is None:
+            same = [path for _, family, path in self.episodes() if family == task.family]
+            chosen = list(reversed(same[-self.k:])) if self.k > 0 else []
+            return Served(guidance=_serve_files(self._store, chosen), paths=chosen)
+        if not self._store.files():
+            return Served()
+        _, cited, record = await _cite(self.retriever, RETRIEVER_PROMPTS[self.name],
+                                       self._store, task)
+        return Served(guidance=_serve_files(self._store, cited), paths=cited, record=record)
 
     async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
         """Write the trajectory verbatim as a new episode file."""
@@ -177,20 +207,18 @@ def _curation_turn(trajectory: Trajectory, served: Served, store: Store) -> str:
 
 
 RETRIEVER_PROMPTS = {
+    "episode_log": "retriever-episodes",
     "curated_skills": "retriever-cite-broad",
     "curated_skills_mem": "retriever-cite",
     "curated_skills_mem_gs": "retriever-guidance",
 }
-"""The retriever's prompt per curated variant: broad citing, strict citing, guidance."""
+"""The retriever's prompt per variant with a retriever: episodes, broad, strict, guidance."""
 CURATOR_PROMPTS = {
     "curated_skills": "curator-skills",
     "curated_skills_mem": "curator",
     "curated_skills_mem_gs": "curator",
 }
 """The curator's prompt per curated variant: skills only (ungated), or skills and notes."""
-TASK_TURN = "turn-task"
-"""The retriever's user turn (the task's goal)."""
-RETRIEVER_TOOLSET = "read"
 
 
 def _curator_tools(name: str, store: Store, library: GatedLibrary | None = None) -> ToolSet:
@@ -208,6 +236,8 @@ def variant_inputs(name: str) -> tuple[list[str], list[str | Callable[[Store], T
     """
     if name not in RETRIEVER_PROMPTS:
         return [], []
+    if name not in CURATOR_PROMPTS:
+        return [RETRIEVER_PROMPTS[name], TASK_TURN], [RETRIEVER_TOOLSET]
     return ([RETRIEVER_PROMPTS[name], TASK_TURN, CURATOR_PROMPTS[name]],
             [RETRIEVER_TOOLSET, lambda store: _curator_tools(name, store)])
 
@@ -227,9 +257,9 @@ class CuratedVariant:
 
     def __init__(self, name: str, store: Store, curator: Model | str,
                  retriever: Model | str) -> None:
-        if name not in RETRIEVER_PROMPTS:
+        if name not in CURATOR_PROMPTS:
             raise ValueError(f"unknown curated variant {name!r}; choose one of "
-                             f"{', '.join(RETRIEVER_PROMPTS)}")
+                             f"{', '.join(CURATOR_PROMPTS)}")
         self.name = name
         self.store: Store | None = store
         self._store = store
@@ -243,18 +273,13 @@ class CuratedVariant:
         """Run the retriever; an empty library is skipped without a model call."""
         if not self._store.files():
             return Served()
-        prompt_name = RETRIEVER_PROMPTS[self.name]
-        role = role_config("retriever", prompt=prompt_name)
-        run = await run_agent(self.retriever, role, load_prompt(prompt_name),
-                              load_prompt(TASK_TURN, task=task.goal).text,
-                              make_toolset(RETRIEVER_TOOLSET, self._store))
-        text = run.text.strip()
-        cited = list(dict.fromkeys(p for p in _CITED.findall(text) if self._store.exists(p)))
+        text, cited, record = await _cite(self.retriever, RETRIEVER_PROMPTS[self.name],
+                                          self._store, task)
         if text.lower().rstrip(".") in _NOTHING:
-            return Served(record=run.record)
+            return Served(record=record)
         if self.synthesize:
-            return Served(guidance=text, paths=cited, record=run.record)
-        return Served(guidance=_serve_files(self._store, cited), paths=cited, record=run.record)
+            return Served(guidance=text, paths=cited, record=record)
+        return Served(guidance=_serve_files(self._store, cited), paths=cited, record=record)
 
     async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
         """Run the curator over the attempt, through the gated write set when gated."""
@@ -281,8 +306,13 @@ def make_variant(name: str, store: Store | None, *, curator: Model | str | None 
         raise ValueError(f"unknown variant {name!r}; choose one of {', '.join(VARIANT_NAMES)}")
     if store is None:
         raise ValueError(f"the {name} variant needs a store")
+    if name == "episode_log_recent":
+        return EpisodeLogVariant(store, k=k)
     if name == "episode_log":
-        return EpisodeLogVariant(store, k)
+        if retriever is None:
+            raise ValueError("the episode_log variant needs a retriever model "
+                             "(episode_log_recent serves the latest episodes without one)")
+        return EpisodeLogVariant(store, retriever)
     if curator is None or retriever is None:
         raise ValueError(f"the {name} variant needs a curator model and a retriever model")
     return CuratedVariant(name, store, curator, retriever)
