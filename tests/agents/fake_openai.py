@@ -70,10 +70,10 @@ class FakeOpenAI:
 
     MODES: ClassVar[tuple[str, ...]] = ("ok", "no-usage", "500", "502-html", "html", "drop")
 
-    def __init__(self) -> None:
+    def __init__(self, handler: type[BaseHTTPRequestHandler] = _Handler) -> None:
         self.mode = "ok"
         self.requests = 0
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._server.fake = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

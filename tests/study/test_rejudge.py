@@ -22,13 +22,15 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
+from agents.fake_openai import FakeOpenAI
 from memdir.bench.judge import CORRECTNESS_PROMPT, template_text
 from memdir.cli import app
 from memdir.config import get_settings
@@ -85,23 +87,22 @@ def grade(prompt: str, flip: bool) -> dict[str, object]:
     return {"correct": score, "reason": "fake"}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+class _JudgeHandler(BaseHTTPRequestHandler):
+    server: Any  # the fake's server; its ``fake`` is the FakeJudge
 
     def log_message(self, format: str, *args: object) -> None:
         return
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-        fake = self.server.fake
+        fake: FakeJudge = self.server.fake
         with fake.lock:
             fake.requests += 1
             failing = fake.fail_after is not None and fake.requests > fake.fail_after
         if failing:
             self._send(500, {"error": {"message": "judge backend down", "type": "server_error"}})
             return
-        system = _text(body["messages"][0])
-        reply = grade(system, fake.mode == "flip")
+        reply = grade(_text(body["messages"][0]), fake.mode == "flip")
         self._send(200, {
             "id": "j1", "object": "chat.completion", "created": 0, "model": "judge",
             "choices": [{"index": 0, "finish_reason": "stop",
@@ -117,33 +118,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeJudge
-
-
-class FakeJudge:
-    """The judge provider on 127.0.0.1: ``mode`` is ``same`` or ``flip``;
-    ``fail_after`` makes every request after that many answer 500."""
+class FakeJudge(FakeOpenAI):
+    """The loopback server of tests/agents answering as a judge: ``mode`` is ``same``
+    or ``flip``; ``fail_after`` makes every request after that many answer 500."""
 
     def __init__(self) -> None:
+        super().__init__(_JudgeHandler)
         self.mode = "same"
         self.fail_after: int | None = None
-        self.requests = 0
         self.lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
 
 
 @pytest.fixture(scope="module")
@@ -292,6 +275,7 @@ def test_rejudging_with_flips_moves_exactly_as_the_flips_imply(
     assert row[6:12] == [verbatim.items, verbatim.first_pct, verbatim.second_pct,
                          verbatim.delta, verbatim.up, verbatim.down]
     assert f"{mean:.1f} points over 2 cell(s)" in table.markdown()
+    assert not result.left_out and "left out" not in table.markdown()
     assert table.csv().splitlines()[0].startswith("benchmark,conversation,variant")
     # The second set is a run folder: its report reads the second judge's grades.
     second = load_run(run / "rejudge" / "second")
@@ -409,3 +393,20 @@ def test_ctrl_c_exits_130_with_a_resume_line(judged_run: Path, tmp_path: Path) -
     assert proc.returncode == 130, err
     assert "interrupted: the graded questions are kept" in err
     assert "study rejudge" in err and "--judge openai-api/hangjudge/judge" in err
+
+
+def test_a_cell_the_run_did_not_complete_is_left_out_and_named(
+        fake: FakeJudge, judged_run: Path, tmp_path: Path) -> None:
+    run = _copy(judged_run, tmp_path)
+    status_file = next(p for p in (run / "cells").glob("*/status.json") if "closed-book" in str(p))
+    status = json.loads(status_file.read_text())
+    status.update(status="failed", reason="interrupted; rerun to resume")
+    status_file.write_text(json.dumps(status))
+    fake.mode, fake.fail_after = "same", None
+    result = rejudge_run(run, name="partial")
+    assert result.left_out == [status_file.parent.name]
+    assert [m.status.cell.variant for m in result.cells] == ["verbatim"]
+    assert all(m.up == m.down == 0 for m in result.cells)  # the same judge, the same grades
+    assert f"left out: 1 cell(s) the run did not complete ({status_file.parent.name})" in \
+        movement_table(result).markdown()
+    assert not (run / "rejudge" / "partial" / "cells" / status_file.parent.name).exists()

@@ -123,6 +123,8 @@ class RejudgeResult:
     """Questions graded by this call (the rest were graded by an earlier one)."""
     total: int = 0
     """Questions the second record set re-judges."""
+    left_out: list[str] = field(default_factory=list)
+    """Keys of the run's cells that did not complete (never re-judged)."""
 
     @property
     def mean_abs_movement(self) -> float | None:
@@ -338,7 +340,8 @@ async def rejudge_run_async(
         await _bounded(jobs, config.concurrency)
     finally:
         work.write_statuses()
-    result = RejudgeResult(out, wanted.judge, graded=work.graded, total=work.total)
+    result = RejudgeResult(out, wanted.judge, graded=work.graded, total=work.total,
+                           left_out=[s.cell.key for s in run.failed])
     for status in run.complete:
         second = {r.question_id: r for r in _read_set(work.cell_folder(status))}
         result.cells.append(_movement(status, run.records[status.cell.key], second))
@@ -416,6 +419,9 @@ def movement_table(result: RejudgeResult) -> Table:
         f"flipped: {sum(m.up for m in result.cells)} from wrong to correct, "
         f"{sum(m.down for m in result.cells)} from correct to wrong, of "
         f"{sum(m.items for m in result.cells)} questions judged both times")
+    if result.left_out:
+        table.notes.append(f"left out: {len(result.left_out)} cell(s) the run did not "
+                           f"complete ({', '.join(result.left_out)})")
     table.notes.append("attribution: the mean of the three attribution scores, in percent; "
                        f"second judge {result.judge.model} (judge hash {result.judge.hash[:12]})")
     return table
