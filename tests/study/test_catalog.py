@@ -28,7 +28,7 @@ from memdir.study import (
 )
 from memdir.study._config import HARNESS_SPECS
 from memdir.study._estimate import estimate_cells
-from memdir.tools import TOOLSET_NAMES
+from memdir.tools import TOOLSET_NAMES, harness_prompt
 
 from .helpers import OFFLINE
 
@@ -54,10 +54,12 @@ def test_every_variant_makes_cells_with_the_catalogs_prompt_and_tools() -> None:
     for cell in cells:
         spec = CATALOG[cell.variant]
         role = search_role(cell, config)
-        assert role.prompt == SEARCH_FAMILIES[spec.search_family].prompt
+        family_prompt = SEARCH_FAMILIES[spec.search_family].prompt
         if spec.harnessed:
+            assert role.prompt == harness_prompt(family_prompt, cell.harness)
             assert role.toolset == HARNESS_SPECS[cell.harness].search_toolset
         else:
+            assert role.prompt == family_prompt
             assert role.toolset == spec.search_toolset and cell.harness == HARNESSES[0]
         assert (cell.builder_model is not None) == spec.model_built
     harnessed = [v for v in VARIANTS if CATALOG[v].harnessed]
@@ -76,9 +78,14 @@ def test_every_variant_has_an_estimate_and_a_manifest_entry(tmp_path: Path) -> N
         spec = CATALOG[name]
         assert SEARCH_FAMILIES[spec.search_family].prompt in manifest["prompt_hashes"]
         for prompt in spec.prompts.values():
-            assert prompt in manifest["prompt_hashes"], (name, prompt)
+            for harness in HARNESSES:
+                assert harness_prompt(prompt, harness) in manifest["prompt_hashes"], (
+                    name, prompt, harness)
         if spec.role is not None:
             assert role_config(spec.role).toolset in manifest["toolset_digests"], name
+            for harness in HARNESSES:
+                toolset = HARNESS_SPECS[harness].toolset_for(spec.role)
+                assert toolset in manifest["toolset_digests"], (name, harness)
     assert {p for s in CATALOG.values() for p in s.prompts.values()} <= set(
         manifest["prompt_hashes"])
     assert len(MODEL_BUILT) == 4

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from memdir.agents import ROLE_NAMES, role_config
-from memdir.study import HARNESSES
+from memdir.study import HARNESSES, StudyConfig, load_config
 from memdir.study._config import HARNESS_SPECS, HarnessSpec
 from memdir.tools import HARNESS_SPECS as TOOL_HARNESS_SPECS
 from memdir.tools import TOOLSET_NAMES
@@ -86,3 +87,29 @@ def test_reading_the_catalog_loads_no_tool_set() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert json.loads(out) == []
+
+
+def test_the_shipped_harness_study_builds_one_store_per_harness() -> None:
+    config = load_config(Path(__file__).resolve().parents[2] / "configs" / "harness-study.yaml")
+    assert config.data_dir is None  # the data folder comes from MEMDIR_DATA_DIR
+    cells = config.cells()
+    assert len(cells) == 6  # LoCoMo and PersonaMem 128k, curated, three harnesses
+    assert {c.variant for c in cells} == {"curated"}
+    assert sorted(c.harness for c in cells) == sorted(HARNESSES * 2)
+    assert len({c.store_key for c in cells}) == 6
+    assert {c.build_harness for c in cells} == set(HARNESSES)
+
+
+def test_zero_cost_stores_are_shared_by_every_harness() -> None:
+    config = StudyConfig.model_validate({
+        "name": "h", "benchmarks": [{"name": "locomo", "conversations": ["conv-50"]}],
+        "variants": ["verbatim", "foldered"], "harnesses": list(HARNESSES),
+        "search": {"models": ["memdir/grep-reader"]},
+        "management": {"models": ["mockllm/model"]}})
+    keys: dict[str, set[str]] = {}
+    for cell in config.cells():
+        keys.setdefault(cell.variant, set()).add(cell.store_key)
+    assert keys["verbatim"] == {"locomo__conv-50__verbatim__none"}
+    assert keys["foldered"] == {"locomo__conv-50__foldered__mockllm-model",
+                                "locomo__conv-50__foldered__mockllm-model__center-bm25",
+                                "locomo__conv-50__foldered__mockllm-model__shell"}

@@ -1,10 +1,16 @@
 """Prompts as package data, assembled from shared blocks.
 
-Each prompt is a file ``prompts/<name>.md``. A line ``{{> block}}`` includes
-``prompts/blocks/<block>.md``; ``{{field}}`` is filled from keyword arguments.
-The prompts of one role family are built from the same blocks in the same
-order, so a variant differs only in the block its store form needs. A prompt's
-hash is the SHA-256 of its final text, and goes into every record that used it.
+Each prompt is a file ``prompts/<name>.md``. ``{{> block}}`` includes
+``prompts/blocks/<block>.md`` (a whole line, or inside a line for a sentence a
+harness rewords; blocks may include blocks); ``{{field}}`` is filled from keyword
+arguments. The prompts of one role family are built from the same blocks in the
+same order, so a variant differs only in the block its store form needs.
+
+A prompt named ``<name>@<harness>`` is ``<name>`` as sent under that harness:
+each tool block the harness rewords (:data:`memdir.tools.HARNESS_SPECS`) is
+replaced by the harness's own block, and everything else stays byte for byte.
+A prompt's hash is the SHA-256 of its final text, and goes into every record
+that used it.
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from memdir.tools._harness import harness_spec, split_prompt_name
+
 __all__ = ["Prompt", "load_prompt", "prompt_blocks", "prompt_fields", "prompt_names"]
 
-_INCLUDE = re.compile(r"^\{\{> *([a-z0-9-]+) *\}\}$", re.MULTILINE)
+_INCLUDE = re.compile(r"\{\{> *([a-z0-9-]+) *\}\}")
+_MAX_DEPTH = 4
 _FIELD = re.compile(r"\{\{([a-z_]+)\}\}")
 
 
@@ -55,7 +64,7 @@ def prompt_names() -> tuple[str, ...]:
 
 
 def prompt_blocks(name: str) -> list[str]:
-    """The blocks a prompt includes, in order."""
+    """The blocks a prompt's own file includes, in order (not the blocks' blocks)."""
     return _INCLUDE.findall(_template(name))
 
 
@@ -65,8 +74,9 @@ def prompt_fields(name: str) -> list[str]:
 
 
 def _template(name: str) -> str:
+    base, _ = split_prompt_name(name)
     try:
-        return _read(f"{name}.md")
+        return _read(f"{base}.md")
     except KeyError:
         raise ValueError(
             f"unknown prompt {name!r}; choose one of {', '.join(prompt_names())}"
@@ -95,12 +105,26 @@ def load_prompt(name: str, **fields: str) -> Prompt:
 
 
 def _expanded(name: str) -> str:
-    """The template of prompt ``name`` with its blocks included, fields not yet filled."""
+    """The template of prompt ``name`` with its blocks included, fields not yet filled.
 
-    def include(match: re.Match[str]) -> str:
+    Raises:
+        ValueError: The prompt, its harness or a block does not exist, or blocks
+            include each other deeper than a few levels.
+    """
+    _, harness = split_prompt_name(name)
+    swap = harness_spec(harness).blocks
+
+    def expand(text: str, depth: int) -> str:
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"prompt {name}: blocks include blocks more than {_MAX_DEPTH} deep")
+        return _INCLUDE.sub(lambda match: include(match.group(1), depth), text)
+
+    def include(block: str, depth: int) -> str:
+        block = swap.get(block, block)
         try:
-            return _read(f"blocks/{match.group(1)}.md").rstrip("\n")
+            text = _read(f"blocks/{block}.md").rstrip("\n")
         except KeyError:
-            raise ValueError(f"prompt {name} includes a missing block {match.group(1)}") from None
+            raise ValueError(f"prompt {name} includes a missing block {block}") from None
+        return expand(text, depth + 1)
 
-    return _INCLUDE.sub(include, _template(name))
+    return expand(_template(name), 1)

@@ -20,12 +20,13 @@ from memdir.builders._key import BuildSpec, builder_role, user_turn
 from memdir.builders._record import UnitRecord
 from memdir.conversation import DEFAULT_CHUNK_TOKENS, Conversation, chunk_conversation
 from memdir.progress import progress
+from memdir.tools._harness import DEFAULT_HARNESS
 
 __all__ = ["build_curated"]
 
 
 async def build_curated(conversation: Conversation, cache: str | Path, model: Model | str, *,
-                        role: RoleConfig | None = None,
+                        role: RoleConfig | None = None, harness: str = DEFAULT_HARNESS,
                         chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
                         prices: PriceTable | None = None,
                         on_chunk: Callable[[UnitRecord], None] | None = None) -> BuiltStore:
@@ -36,7 +37,8 @@ async def build_curated(conversation: Conversation, cache: str | Path, model: Mo
         cache: The folder holding build folders (one per configuration key).
         model: The management model.
         role: The management role's settings (defaults, with the prompt fitted to
-            the conversation's locators, if None).
+            the conversation's locators and worded for the harness, if None).
+        harness: The harness whose builder tools the management agent writes with.
         chunk_tokens: The chunking rule's token budget.
         prices: Price table for the cost (the shipped one if None).
         on_chunk: Called after each chunk is snapshotted.
@@ -44,9 +46,9 @@ async def build_curated(conversation: Conversation, cache: str | Path, model: Mo
     Raises:
         BuildError: A chunk failed; the store is left at the last finished chunk.
     """
-    role = role or builder_role("curated", conversation)
+    role = role or builder_role("curated", conversation, harness=harness)
     spec = BuildSpec.make("curated", conversation, model_name(model), role,
-                          chunk_tokens=chunk_tokens)
+                          chunk_tokens=chunk_tokens, harness=harness)
     folder = BuildFolder(Path(cache), spec)
     with folder.open(lambda store: None, "empty store"):
         if folder.state.record is not None:

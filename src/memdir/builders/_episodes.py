@@ -73,7 +73,8 @@ def final_record(folder: BuildFolder, conversation: Conversation,
     fields: dict[str, object] = {
         "variant": spec.variant, "conversation_id": conversation.id,
         "benchmark": conversation.benchmark, "files": files, "bytes": size,
-        "builder_model": spec.model, "key": spec.key, "prompt_name": spec.prompt_name,
+        "builder_model": spec.model, "harness": spec.harness, "toolset": spec.toolset,
+        "key": spec.key, "prompt_name": spec.prompt_name,
         "prompt_hash": spec.prompt_hash, "toolset_digest": spec.toolset_digest,
         "units": units, **unit_totals(units), **extra,
     }

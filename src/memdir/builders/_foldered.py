@@ -20,12 +20,13 @@ from memdir.builders._record import BuildError
 from memdir.builders._verify import verify_foldering
 from memdir.builders._zero_cost import build_verbatim, verbatim_files
 from memdir.conversation import Conversation
+from memdir.tools._harness import DEFAULT_HARNESS
 
 __all__ = ["build_foldered"]
 
 
 async def build_foldered(conversation: Conversation, cache: str | Path, model: Model | str, *,
-                         role: RoleConfig | None = None,
+                         role: RoleConfig | None = None, harness: str = DEFAULT_HARNESS,
                          prices: PriceTable | None = None) -> BuiltStore:
     """Build (or reuse, or resume) the foldered store of ``conversation``.
 
@@ -33,14 +34,16 @@ async def build_foldered(conversation: Conversation, cache: str | Path, model: M
         conversation: The conversation whose verbatim dump gets foldered.
         cache: The folder holding build folders (one per configuration key).
         model: The foldering model.
-        role: The foldering role's settings (its defaults if None).
+        role: The foldering role's settings (the harness's defaults if None).
+        harness: The harness whose tools the foldering runs with; under ``shell`` it
+            moves files with ``mv`` (the check that only moves happened still holds).
         prices: Price table for the cost (the shipped one if None).
 
     Raises:
         BuildError: The model failed, or the result is not the dump moved into folders.
     """
-    role = role or builder_role("foldered", conversation)
-    spec = BuildSpec.make("foldered", conversation, model_name(model), role)
+    role = role or builder_role("foldered", conversation, harness=harness)
+    spec = BuildSpec.make("foldered", conversation, model_name(model), role, harness=harness)
     dump = verbatim_files(conversation)
     folder = BuildFolder(Path(cache), spec)
     with folder.open(lambda store: build_verbatim(conversation, store), "verbatim dump"):

@@ -1,11 +1,16 @@
 """A model-driven build's whole configuration, and the cache key hashed from it.
 
 Two builds share a key only when every item that could change the store is the
-same: the variant, the conversation's content and the text the model is shown of
-it (the dump's files, or the chunks), the builder model's name, the role (its
-system prompt's hash, its user turn's template hash, its tool set's description
-digest, rounds, output cap, effort, temperature), the chunk budget, the pass
-limit and the record version.
+same: the variant, the harness, the conversation's content and the text the
+model is shown of it (the dump's files, or the chunks), the builder model's
+name, the role (its system prompt's hash, its user turn's template hash, its
+tool set's description digest, rounds, output cap, effort, temperature), the
+chunk budget, the pass limit and the record version.
+
+The harness (:mod:`memdir.tools._harness`) picks the role's tool set and the
+tool wording of its prompt, so each harness builds its own store. A ``center``
+build hashes as it did before harnesses were part of the key (a spec written
+then reads as ``center``), so its cached stores stay valid.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from memdir.builders._zero_cost import verbatim_files
 from memdir.conversation import Conversation, chunk_conversation
 from memdir.store import Store
 from memdir.tools import make_toolset
+from memdir.tools._harness import DEFAULT_HARNESS, harness_prompt, harness_spec
 
 __all__ = [
     "BuildSpec",
@@ -35,19 +41,25 @@ __all__ = [
 ]
 
 
-def builder_role(variant: str, conversation: Conversation, *, max_rounds: int | None = None,
+def builder_role(variant: str, conversation: Conversation, *,
+                 harness: str = DEFAULT_HARNESS, max_rounds: int | None = None,
                  max_tokens: int | None = None, effort: str | None = None) -> RoleConfig:
-    """The role a model-built variant runs, its prompt fitted to the conversation's locators.
+    """The role a model-built variant runs under ``harness``.
 
-    Settings left None keep the role's defaults.
+    Its prompt is fitted to the conversation's locators and worded for the
+    harness's tools, and its tool set is the harness's for the role. Settings
+    left None keep the role's defaults.
 
     Raises:
-        ValueError: ``variant`` is not built by a model.
+        ValueError: ``variant`` is not built by a model, or ``harness`` is unknown.
     """
     spec = variant_spec(variant)
     if spec.role is None:
         raise ValueError(not_model_built(variant))
-    changes: dict[str, object] = {"prompt": spec.prompt_for(conversation.locator_kind)}
+    changes: dict[str, object] = {
+        "prompt": harness_prompt(spec.prompt_for(conversation.locator_kind), harness),
+        "toolset": harness_spec(harness).toolset_for(spec.role),
+    }
     if max_rounds is not None:
         changes["max_rounds"] = max_rounds
     if max_tokens is not None:
@@ -145,13 +157,16 @@ class BuildSpec(BaseModel):
     chunk_tokens: int | None = None
     max_passes: int | None = None
     record_version: int = BUILD_RECORD_VERSION
+    harness: str = DEFAULT_HARNESS
+    """The harness the builder wrote through (specs written before harnesses: center)."""
 
     @classmethod
     def make(cls, variant: str, conversation: Conversation, model: str, role: RoleConfig,
-             *, chunk_tokens: int | None = None, max_passes: int | None = None) -> BuildSpec:
+             *, chunk_tokens: int | None = None, max_passes: int | None = None,
+             harness: str = DEFAULT_HARNESS) -> BuildSpec:
         """The spec of building ``variant`` from ``conversation`` with ``model`` in ``role``."""
         return cls(
-            variant=variant, conversation_id=conversation.id,
+            variant=variant, harness=harness, conversation_id=conversation.id,
             conversation_hash=conversation_hash(conversation),
             source_hash=source_hash(variant, conversation, chunk_tokens), model=model,
             role=role.role, prompt_name=role.prompt,
@@ -165,12 +180,23 @@ class BuildSpec(BaseModel):
 
     @property
     def key(self) -> str:
-        """SHA-256 of the spec as canonical JSON."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        """SHA-256 of the spec as canonical JSON (a center build's without its harness)."""
+        data = self.model_dump(mode="json")
+        if data["harness"] == DEFAULT_HARNESS:
+            del data["harness"]
+        blob = json.dumps(data, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     @property
     def folder_name(self) -> str:
-        """The build's folder in the cache: readable prefix, key suffix."""
+        """The build's folder in the cache: readable prefix (variant, harness), key suffix.
+
+        A center build's name has no harness part, as before harnesses were named.
+        """
         stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.conversation_id)
-        return f"{stem or 'conversation'}__{self.variant}__{self.key[:16]}"
+        harness = "" if self.harness == DEFAULT_HARNESS else f"__{_slug(self.harness)}"
+        return f"{stem or 'conversation'}__{self.variant}{harness}__{self.key[:16]}"
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)

@@ -163,6 +163,11 @@ class BuildRecord(BaseModel):
     chunk_tokens: int | None = None
     """The chunk budget used (chunk and curated)."""
     builder_model: str | None = None
+    harness: str = "center"
+    """The harness the store was written through; records from before harnesses, and
+    stores no model writes, read ``center``."""
+    toolset: str | None = None
+    """The builder's tool set (a model-built store; None in older records)."""
     key: str | None = None
     """The build's cache key (a model-built store only)."""
     prompt_name: str | None = None

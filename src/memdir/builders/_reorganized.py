@@ -21,6 +21,7 @@ from memdir.builders._verify import store_bytes
 from memdir.builders._zero_cost import build_verbatim
 from memdir.conversation import Conversation
 from memdir.progress import progress
+from memdir.tools._harness import DEFAULT_HARNESS
 
 __all__ = ["DEFAULT_MAX_PASSES", "build_reorganized"]
 
@@ -29,6 +30,7 @@ DEFAULT_MAX_PASSES = 5
 
 async def build_reorganized(conversation: Conversation, cache: str | Path, model: Model | str,
                             *, condense: bool = False, role: RoleConfig | None = None,
+                            harness: str = DEFAULT_HARNESS,
                             max_passes: int = DEFAULT_MAX_PASSES,
                             prices: PriceTable | None = None) -> BuiltStore:
     """Build (or reuse, or resume) a reorganized store of ``conversation``.
@@ -39,7 +41,8 @@ async def build_reorganized(conversation: Conversation, cache: str | Path, model
         model: The reorganizer model.
         condense: Build the condensed version (no keep-every-fact rule).
         role: The reorganizer's settings (defaults, with the prompt fitted to the
-            conversation's locators, if None).
+            conversation's locators and worded for the harness, if None).
+        harness: The harness whose builder tools the reorganizer writes with.
         max_passes: Most passes to run; a pass that changes nothing ends earlier.
         prices: Price table for the cost (the shipped one if None).
 
@@ -50,8 +53,9 @@ async def build_reorganized(conversation: Conversation, cache: str | Path, model
     if max_passes < 1:
         raise ValueError(f"max_passes must be at least 1, not {max_passes}")
     variant = "reorganized-condense" if condense else "reorganized-preserve"
-    role = role or builder_role(variant, conversation)
-    spec = BuildSpec.make(variant, conversation, model_name(model), role, max_passes=max_passes)
+    role = role or builder_role(variant, conversation, harness=harness)
+    spec = BuildSpec.make(variant, conversation, model_name(model), role, max_passes=max_passes,
+                          harness=harness)
     folder = BuildFolder(Path(cache), spec)
     with folder.open(lambda store: build_verbatim(conversation, store), "verbatim dump"):
         if folder.state.record is not None:

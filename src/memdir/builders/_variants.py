@@ -20,6 +20,7 @@ from memdir.builders._reorganized import DEFAULT_MAX_PASSES, build_reorganized
 from memdir.builders._zero_cost import build_chunk_store, build_closed_book, build_verbatim
 from memdir.conversation import DEFAULT_CHUNK_TOKENS, Conversation
 from memdir.store import Store
+from memdir.tools._harness import DEFAULT_HARNESS
 
 __all__ = ["BUILDERS", "BuildJob", "BuiltVariant", "build_variant"]
 
@@ -38,6 +39,8 @@ class BuildJob:
     chunk_tokens: int
     max_passes: int
     prices: PriceTable | None
+    harness: str = DEFAULT_HARNESS
+    """The harness a model-built store is written through (zero-cost stores ignore it)."""
 
 
 @dataclass(frozen=True)
@@ -80,13 +83,14 @@ def _model(job: BuildJob) -> Model | str:
 
 async def _foldered(job: BuildJob) -> BuiltVariant:
     return _model_built(await build_foldered(job.conversation, job.cache, _model(job),
-                                             role=job.role, prices=job.prices))
+                                             role=job.role, harness=job.harness,
+                                             prices=job.prices))
 
 
 async def _reorganized(job: BuildJob, condense: bool) -> BuiltVariant:
     return _model_built(await build_reorganized(
         job.conversation, job.cache, _model(job), condense=condense, role=job.role,
-        max_passes=job.max_passes, prices=job.prices))
+        harness=job.harness, max_passes=job.max_passes, prices=job.prices))
 
 
 async def _preserve(job: BuildJob) -> BuiltVariant:
@@ -99,8 +103,8 @@ async def _condense(job: BuildJob) -> BuiltVariant:
 
 async def _curated(job: BuildJob) -> BuiltVariant:
     return _model_built(await build_curated(job.conversation, job.cache, _model(job),
-                                            role=job.role, chunk_tokens=job.chunk_tokens,
-                                            prices=job.prices))
+                                            role=job.role, harness=job.harness,
+                                            chunk_tokens=job.chunk_tokens, prices=job.prices))
 
 
 BUILDERS: Final[Mapping[str, Callable[[BuildJob], Awaitable[BuiltVariant]]]] = {
@@ -116,7 +120,7 @@ async def build_variant(
     model: Model | str | None = None, max_rounds: int | None = None,
     max_tokens: int | None = None, effort: str | None = None,
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS, max_passes: int = DEFAULT_MAX_PASSES,
-    prices: PriceTable | None = None,
+    prices: PriceTable | None = None, harness: str = DEFAULT_HARNESS,
 ) -> BuiltVariant:
     """Build (or, for a model-built variant, reuse or resume) a variant's store.
 
@@ -133,6 +137,9 @@ async def build_variant(
         chunk_tokens: The chunk budget (chunk and curated).
         max_passes: Most reorganization passes (reorganized only).
         prices: Price table for the cost (the shipped one if None).
+        harness: The harness a model-built store is written through: its builder
+            tool set and the tool wording of the builder's prompt. Zero-cost stores
+            are the same under every harness.
 
     Raises:
         BuildError: A model-driven build failed; the message says why and how to resume.
@@ -140,9 +147,9 @@ async def build_variant(
     """
     role = None
     if variant_spec(variant).model_built:
-        role = builder_role(variant, conversation, max_rounds=max_rounds,
+        role = builder_role(variant, conversation, harness=harness, max_rounds=max_rounds,
                             max_tokens=max_tokens, effort=effort)
     job = BuildJob(conversation, Path(store_dir), Path(cache), model, role, chunk_tokens,
-                   max_passes, prices)
+                   max_passes, prices, harness)
     return await BUILDERS[variant](job)
 

@@ -20,10 +20,10 @@ from memdir.builders import MODEL_BUILT, VariantName, variant_spec
 from memdir.builders import VARIANTS as VARIANTS
 from memdir.config import load_yaml_model
 from memdir.conversation import DEFAULT_CHUNK_TOKENS
+from memdir.tools._harness import DEFAULT_HARNESS, harness_spec
 from memdir.tools._harness import HARNESS_SPECS as HARNESS_SPECS
 from memdir.tools._harness import HARNESSES as HARNESSES
 from memdir.tools._harness import HarnessSpec as HarnessSpec
-from memdir.tools._harness import harness_spec
 
 __all__ = [
     "BUILT_VARIANTS",
@@ -135,10 +135,24 @@ class Cell(BaseModel):
     limit: int | None = None
 
     @property
+    def build_harness(self) -> str:
+        """The harness the cell's store is written through.
+
+        A model-built store is written through the cell's harness; a zero-cost one
+        (verbatim, chunk, closed-book) is the same under every harness: ``center``.
+        """
+        return self.harness if variant_spec(self.variant).model_built else DEFAULT_HARNESS
+
+    @property
     def store_key(self) -> str:
-        """Names the store this cell reads; cells that share it share one build."""
+        """Names the store this cell reads; cells that share it share one build.
+
+        A store written through a harness other than center carries its name.
+        """
         builder = self.builder_model if variant_spec(self.variant).model_built else "none"
-        return _slug(f"{self.dataset_key}__{self.conversation}__{self.variant}__{builder}")
+        harness = "" if self.build_harness == DEFAULT_HARNESS else f"__{self.build_harness}"
+        return _slug(f"{self.dataset_key}__{self.conversation}__{self.variant}__{builder}"
+                     f"{harness}")
 
     @property
     def dataset_key(self) -> str:

@@ -14,7 +14,6 @@ from typing import Any
 
 import yaml
 
-from memdir.agents import role_config
 from memdir.builders import variant_spec
 from memdir.runs import MANIFEST, RunManifest, pin_inputs, read_record
 from memdir.runs import write_manifest as write_run_manifest
@@ -22,6 +21,7 @@ from memdir.study._config import Cell, StudyConfig
 from memdir.study._grading import JudgePin, judge_pin
 from memdir.study._roles import search_role
 from memdir.study._stores import dataset_hashes
+from memdir.tools._harness import harness_prompt, harness_spec
 
 __all__ = ["StudyManifest", "read_manifest", "read_study_manifest", "study_prompts",
            "study_toolsets", "write_manifest"]
@@ -34,15 +34,19 @@ class StudyManifest(RunManifest):
     """The judge that grades the run (None: no judge; token F1 and option match only)."""
 
 
-def _builder_prompts(variant: str) -> tuple[str, ...]:
-    """The builder's system prompts of a variant, in both locator forms (none if zero-cost)."""
-    return tuple(sorted(set(variant_spec(variant).prompts.values())))
+def _builder_prompts(cell: Cell) -> tuple[str, ...]:
+    """The builder's system prompts of a cell's store (none if zero-cost).
+
+    Both locator forms, each as worded for the harness the store is written through.
+    """
+    prompts = variant_spec(cell.variant).prompts.values()
+    return tuple(sorted({harness_prompt(p, cell.build_harness) for p in prompts}))
 
 
-def _builder_toolset(variant: str) -> str | None:
-    """The tool set a variant's builder role runs with (None: no model builds it)."""
-    role = variant_spec(variant).role
-    return None if role is None else role_config(role).toolset
+def _builder_toolset(cell: Cell) -> str | None:
+    """The tool set a cell's store builder runs with (None: no model builds it)."""
+    role = variant_spec(cell.variant).role
+    return None if role is None else harness_spec(cell.build_harness).toolset_for(role)
 
 
 def study_prompts(cells: list[Cell], config: StudyConfig) -> set[str]:
@@ -54,14 +58,14 @@ def study_prompts(cells: list[Cell], config: StudyConfig) -> set[str]:
     """
     names = {search_role(c, config).prompt for c in cells}
     for cell in cells:
-        names.update(_builder_prompts(cell.variant))
+        names.update(_builder_prompts(cell))
     return names
 
 
 def study_toolsets(cells: list[Cell], config: StudyConfig) -> set[str]:
     """Every tool set the cells use (search and build)."""
     names = {t for c in cells if (t := search_role(c, config).toolset) is not None}
-    names.update(t for c in cells if (t := _builder_toolset(c.variant)) is not None)
+    names.update(t for c in cells if (t := _builder_toolset(c)) is not None)
     return names
 
 

@@ -8,6 +8,7 @@ from typing import Final, cast
 from memdir.agents import RoleConfig, SearchVariant, search_family_role
 from memdir.builders import CATALOG, variant_spec
 from memdir.study._config import HARNESS_SPECS, Cell, StudyConfig
+from memdir.tools._harness import harness_prompt
 
 __all__ = ["ASK_VARIANT", "HARNESS_TOOLSET", "search_role"]
 
@@ -23,10 +24,17 @@ HARNESS_TOOLSET: Final[Mapping[str, str]] = {
 
 
 def search_role(cell: Cell, config: StudyConfig) -> RoleConfig:
-    """The search role a cell runs: prompt and tools from its variant and harness."""
+    """The search role a cell runs: prompt and tools from its variant and harness.
+
+    Under a harness the prompt is the family's, worded for the harness's tools
+    (``<prompt>@<harness>``; center keeps the plain prompt).
+    """
     spec = variant_spec(cell.variant)
-    toolset = HARNESS_TOOLSET[cell.harness] if spec.harnessed else spec.search_toolset
-    changes: dict[str, object] = {"toolset": toolset}
+    changes: dict[str, object] = {"toolset": spec.search_toolset}
+    if spec.harnessed:
+        family = search_family_role(spec.search_family)
+        changes = {"toolset": HARNESS_TOOLSET[cell.harness],
+                   "prompt": harness_prompt(family.prompt, cell.harness)}
     settings = config.search
     if settings.max_rounds is not None:
         changes["max_rounds"] = settings.max_rounds

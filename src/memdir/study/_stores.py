@@ -1,8 +1,9 @@
 """A cell's inputs: its conversation and questions, and the store it reads (built once).
 
 Closed-book, the chunk store and the verbatim dump are rendered from the
-conversation at no model cost, afresh on every run. The foldered, reorganized and
-curated stores are written by the cell's builder model through
+conversation at no model cost, afresh on every run, the same under every harness.
+The foldered, reorganized and curated stores are written by the cell's builder
+model through the cell's harness (one store per variant and harness) by
 :mod:`memdir.builders`, in a build folder keyed by their whole configuration
 under the config's ``build_cache`` (default: the run's ``stores/`` folder): a
 finished build is reused without a model call, an interrupted one resumes at its
@@ -168,7 +169,7 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
             max_tokens=settings.max_tokens if settings else None,
             effort=settings.effort if settings else None,
             chunk_tokens=config.chunk_tokens, max_passes=config.reorganize_passes,
-            prices=prices,
+            prices=prices, harness=cell.build_harness,
         )
 
     try:
@@ -176,7 +177,8 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
             built = await build()
         else:
             built = await eval_work(f"build__{cell.store_key}", model, log_dir, build,
-                                    {"store": cell.store_key, "variant": cell.variant})
+                                    {"store": cell.store_key, "variant": cell.variant,
+                                     "harness": cell.build_harness})
     except (BuildError, HistoryError, EvalFailed) as exc:
         raise StoreBuildFailed(f"building the {cell.variant} store with "
                                f"{cell.builder_model} failed: {exc}") from exc
