@@ -174,7 +174,8 @@ def test_table3_gives_build_effort_per_chunk(run_dir: Path) -> None:
             row = rows[_store_key(builder, harness)]
             chunks = 3 + i
             assert (row["builder"], row["harness"]) == (builder, harness)
-            assert row["files"] == _files(builder, harness) and row["KB"] == 5.0
+            assert row["files"] == _files(builder, harness)
+            assert row["KB"] == pytest.approx(5000 / 1024)
             assert (row["folders"], row["sections"], row["xrefs"]) == (2, 7, 5)
             assert (row["build units"], row["build unit kind"]) == (chunks, "chunk")
             assert row["build rounds"] == 2 * chunks and row["build rounds/unit"] == 2.0
@@ -225,7 +226,13 @@ def test_tables9_and_10_give_one_row_per_harness_reading_its_own_store(run_dir: 
 
 
 def test_table11_renders_the_configuration_of_record(run_dir: Path) -> None:
-    rows = {(str(r[0]), str(r[1])): r[2] for r in _tables(run_dir)["table11"].rows}
+    table = _tables(run_dir)["table11"]
+    rows = {(str(r[0]), str(r[1])): r[2] for r in table.rows}
+    # what the episode records show each role ran with, per model
+    assert [r[2] for r in table.rows if r[0] == "as run: search"] == [
+        f"{SEARCHER}: round budget 20, output cap none, effort none, prompt p"]
+    assert [r[2] for r in table.rows if r[0] == "as run: management"] == [
+        f"{b}: round budget 20, output cap none, effort none, prompt p" for b in sorted(BUILDERS)]
     assert rows[("search agent", "models")] == SEARCHER
     assert rows[("search agent", "effort")] == "low"
     assert rows[("search agent", "output cap (tokens)")] == "4000"

@@ -1,7 +1,8 @@
 """Table 11: the configuration of record, rendered from the run's manifest.
 
-One row per setting: each role's models, effort, output cap and round budget;
-the judge; the harnesses; the chunking rule; then every pin the manifest holds
+One row per setting: each role's models, effort, output cap and round budget as
+configured, and as its episode records show them run (defaults resolved); the
+judge; the harnesses; the chunking rule; then every pin the manifest holds
 (prompt hashes, tool-set digests, data-file hashes, versions). Settings the
 table does not know by name are listed too, as written, so nothing the run
 pinned is left out.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from memdir.agents import EpisodeRecord
 from memdir.bench import benchmark_entry
 from memdir.runs import Table, Value
 from memdir.study._load import RunRecords
@@ -67,12 +69,27 @@ def _roles(config: dict[str, Any]) -> list[list[Value]]:
     return rows
 
 
+def _as_run(run: RunRecords) -> list[list[Value]]:
+    """Each role's settings as its episodes record them (defaults resolved), per model."""
+    episodes: list[EpisodeRecord] = [r.episode for rs in run.records.values() for r in rs]
+    episodes += [u.episode for info in run.stores.values() if info.build is not None
+                 for u in info.build.units if u.episode is not None]
+    seen: dict[tuple[str, str], None] = {}
+    for e in episodes:
+        settings = (f"{e.model}: round budget {e.max_rounds}, output cap "
+                    f"{e.max_tokens or 'none'}, effort {e.reasoning_effort or 'none'}, "
+                    f"prompt {e.prompt_name}")
+        seen.setdefault((e.role, settings), None)
+    return [[f"as run: {role}", "settings", settings] for role, settings in sorted(seen)]
+
+
 def table_configuration(run: RunRecords) -> Table:
     """Table 11: every setting and pin of the run, from its manifest."""
     table = Table("table11", "Table 11 — configuration of record",
                   ["part", "setting", "value"], empty="(the run folder has no manifest.json)",
                   notes=["from the run's manifest.json (config resolved, paths absolute); "
-                         "'default': the role's built-in setting (docs/study.md)",
+                         "'default': the role's built-in setting, which the 'as run' rows "
+                         "read back from the episode records of every role that ran",
                          "chunking: the budget, in tokens, of the turn-boundary chunks the "
                          "chunk store and the curated build share"])
     manifest = run.manifest
@@ -90,6 +107,7 @@ def table_configuration(run: RunRecords) -> Table:
     rows.append(["build", "reorganizer passes (most)", _text(config.get("reorganize_passes"))])
     rows.extend(["other", key, _text(value)] for key, value in config.items()
                 if key not in _NAMED)
+    rows.extend(_as_run(run))
     pins = manifest.model_dump(mode="json")
     for field, part in _PINS:
         rows.extend([part, name, _text(value)] for name, value in sorted(pins[field].items()))

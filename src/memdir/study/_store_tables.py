@@ -28,6 +28,8 @@ from memdir.study._scores import percent, primary_score
 __all__ = ["build_effort", "store_harnesses", "store_of", "table_builder_ladder",
            "table_shape", "table_stores"]
 
+_KIB = 1024
+"""Bytes in the tables' KB, as ``memdir health`` counts them."""
 _PANEL_B = ("b1_distinguishability", "b1_min", "b2_cohesion", "b3_leakage", "b4_spearman",
             "units_considered")
 
@@ -49,7 +51,7 @@ def store_harnesses(run: RunRecords) -> dict[str, str]:
 
 def _kb(profile: dict[str, Any]) -> float | None:
     size = profile.get("bytes")
-    return None if size is None else size / 1000
+    return None if size is None else size / _KIB
 
 
 def build_effort(build: BuildRecord | None) -> dict[str, Value]:
@@ -83,8 +85,9 @@ def table_stores(run: RunRecords) -> Table:
                    *(f"build {c}" for c in _EFFORT), "build in tok", "build cached tok",
                    "build out tok", "build $", "build s", "build ceiling",
                    "build floor", "build realized %"], digits=2,
-                  notes=["profile from memdir.metrics.measure_store (KB = 1,000 bytes; xrefs: "
-                         "in-store cross-references); build figures from the builder's "
+                  notes=["profile from memdir.metrics.measure_store (KB = 1,024 bytes, as "
+                         "memdir health counts them; xrefs: in-store cross-references); "
+                         "build figures from the builder's "
                          "BuildRecord",
                          "units: the build's chunks (curated), passes (reorganized) or its one "
                          "episode (foldered); build rounds are its model calls; — for a "
@@ -105,7 +108,7 @@ def table_stores(run: RunRecords) -> Table:
             info.key, info.variant, build.builder_model if build is not None else None,
             harnesses.get(info.key), len(build.files) if build is not None else 0,
             build.bytes if build is not None else None,
-            build.bytes / 1000 if build is not None else _kb(p), p.get("folders"),
+            build.bytes / _KIB if build is not None else _kb(p), p.get("folders"),
             p.get("sections"), p.get("xrefs"), p.get("mean_leaf_depth"), p.get("max_depth"),
             *(effort.get(c) for c in _EFFORT),
             *((build.input_tokens, build.usage.cached_input, build.output_tokens, cost,
