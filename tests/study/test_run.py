@@ -116,7 +116,8 @@ def test_the_manifest_pins_the_run(smoke_run: tuple[Path, ScriptedJudge]) -> Non
 def test_report_from_records(smoke_run: tuple[Path, ScriptedJudge]) -> None:
     out, _ = smoke_run
     text, written = write_report(out, "md")
-    assert written == [out / "report" / "report.md"]
+    assert written[0] == out / "report" / "report.md"
+    assert {p.suffix for p in written[1:]} == {".png"}  # the figures, linked from report.md
     for title in ("Table 1 — correctness, locomo", "Table 1 — correctness, realtalk",
                   "Table 2", "Table 3", "Retrieval diagnostics", "Paired sign tests"):
         assert title in text
@@ -167,7 +168,7 @@ def test_interrupted_cell_fails_then_resumes(tmp_path: Path, shared_data: Path) 
     assert run.records == {} and run.failed[0].answered == 4
     text, _ = write_report(tmp_path)
     assert "Cells not reported" in text and "provider unreachable" in text
-    assert "Table 1" not in text  # no complete cell, so no correctness row at all
+    assert "Table 1 —" not in text  # no complete cell, so no correctness table at all
 
     healthy = FailingSearcher(good=None)
     [status] = run_study(config, tmp_path, models={"mockllm/model": healthy.model()})

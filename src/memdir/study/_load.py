@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.agents import PriceTable
-from memdir.runs import read_manifest, read_record
+from memdir.runs import RunManifest, read_manifest, read_record
 from memdir.study._records import CellStatus, QuestionRecord, StoreInfo
 
 __all__ = ["RunRecords", "load_run"]
@@ -22,6 +22,8 @@ class RunRecords:
     stores: dict[str, StoreInfo] = field(default_factory=dict)
     prices: PriceTable = field(default_factory=PriceTable.load)
     """What the reports price the records' usage with (the run's own price file, if any)."""
+    manifest: RunManifest | None = None
+    """The run's pinned configuration and inputs (None for a folder written without one)."""
 
     @property
     def complete(self) -> list[CellStatus]:
@@ -54,7 +56,8 @@ def load_run(folder: str | Path, prices: PriceTable | None = None) -> RunRecords
     manifest = read_manifest(root)
     if prices is None:
         prices = PriceTable.load(manifest.config.get("prices") if manifest else None)
-    run = RunRecords(root, [read_record(p, CellStatus) for p in paths], prices=prices)
+    run = RunRecords(root, [read_record(p, CellStatus) for p in paths], prices=prices,
+                     manifest=manifest)
     order = {} if manifest is None else {key: i for i, key in enumerate(manifest.cells)}
     run.statuses.sort(key=lambda s: order.get(s.cell.key, len(order)))
     for status in run.complete:

@@ -126,7 +126,10 @@ class StoreInfo(RunRecord):
     build_cost: float | None = None
     """Dollars the build spent by the price table (None: zero-cost store or unknown price)."""
     profile: dict[str, Any] = Field(default_factory=dict)
-    """Files, bytes and shape figures from memdir.metrics.measure_store."""
+    """Panel A (shape) and Panel B (taxonomy) figures from memdir.metrics.measure_store.
+
+    Runs written before Panel B was kept hold the shape figures only; the report
+    measures such a store's folder, where it still exists, for its Panel B."""
     error: str | None = None
 
 

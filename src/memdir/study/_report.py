@@ -1,11 +1,14 @@
 """Reports of a run, computed from its records alone (nothing is re-run).
 
-Table 1 correctness per benchmark and variant (per category, with and without
-the defective-gold items, judge and attribution where judged); Table 2 search
-effort and cost per query, with compute bounds per cell; Table 3 build cost (with
-the build's compute bounds where its model calls were kept) and
-store profile; ladder grids (builder x searcher) where a role had several models;
-paired sign tests; retrieval diagnostics.
+Tables numbered as in the paper: Table 1 correctness per benchmark and cell (per
+category, with and without the defective-gold items, the judge's grades and
+attribution where judged); Table 2 search effort and cost per query, with compute
+bounds per cell; Table 3 build cost and store profile; Table 4 the shape and
+taxonomy panels of every store; Table 6 the builder ladder; ladder grids (builder
+x searcher, the paper's Table 7) where a role had several models; Tables 9 and 10
+per harness; retrieval diagnostics; paired sign tests, per conversation and pooled;
+Table 11 the configuration of record. Figures: correctness and search cost per
+cell with intervals, and cost against correctness (:mod:`memdir.study._figures`).
 """
 
 from __future__ import annotations
@@ -15,13 +18,24 @@ from itertools import combinations
 from pathlib import Path
 from statistics import mean
 
-from memdir.agents import ComputeBounds, cell_bounds
-from memdir.builders import BuildRecord
-from memdir.runs import Table, Value
+from memdir.agents import cell_bounds
+from memdir.runs import Table
+from memdir.study._config_table import table_configuration
+from memdir.study._figures import Figure, write_figures
+from memdir.study._harness_tables import table_harness_cost, table_harness_quality
 from memdir.study._ladders import table_ladders
 from memdir.study._load import RunRecords, load_run
 from memdir.study._records import CellStatus, QuestionRecord
+from memdir.study._scores import (
+    LABEL,
+    attribution_percent,
+    cell_label,
+    percent,
+    primary_score,
+    score_name,
+)
 from memdir.study._stats import pooled_sign_test, sign_test
+from memdir.study._store_tables import table_builder_ladder, table_shape, table_stores
 
 __all__ = ["WRONG_F1", "build_tables", "primary_score", "write_report"]
 
@@ -29,57 +43,47 @@ WRONG_F1 = 0.5
 """Without a judge, an answer with token F1 below this counts as wrong in the diagnostics."""
 
 
-def primary_score(record: QuestionRecord, use_judge: bool = False) -> float | None:
-    """The score a table reports: judge 0/1, else option match 0/1, else token F1."""
-    g = record.grades
-    if use_judge:
-        return None if g.judge_correct is None else float(g.judge_correct)
-    if g.option_correct is not None:
-        return float(g.option_correct)
-    return g.f1
-
-
-def _pct(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return 100 * mean(present) if present else None
-
-
-def _label(status: CellStatus) -> list[str | None]:
-    c = status.cell
-    return [c.dataset_key, c.conversation, c.variant, c.builder_model, c.search_model,
-            c.harness]
-
-
-_LABEL = ["benchmark", "conversation", "variant", "builder", "searcher", "harness"]
-
-
-def _attribution(records: list[QuestionRecord]) -> float | None:
-    scores = [mean(r.grades.attribution.values()) for r in records if r.grades.attribution]
-    return 100 * mean(scores) if scores else None
-
-
 def table_correctness(run: RunRecords) -> list[Table]:
-    """Table 1, one per benchmark: score overall, without defective gold, per category."""
+    """Table 1, one per benchmark: score overall, without defective gold, per category.
+
+    The score columns are named by what they measure (token F1, or option match on
+    PersonaMem). Where a cell was judged, the judge's columns give its correctness
+    over the judged questions and, as the paper's "without defective gold" figure,
+    over those of them whose gold is not defective.
+    """
     tables: dict[str, Table] = {}
+    categories: dict[str, list[tuple[int, str]]] = {}
     for status in run.complete:
         records = run.records[status.cell.key]
         key = status.cell.dataset_key
-        cats = sorted({(r.category, r.category_name) for r in records})
         if key not in tables:
+            every = [r for s in run.complete if s.cell.dataset_key == key
+                     for r in run.records[s.cell.key]]
+            cats = sorted({(r.category, r.category_name) for r in every})
+            metric = score_name(every)
             tables[key] = Table(
                 f"table1-{key}", f"Table 1 — correctness, {key}",
-                [*_LABEL, "n", "score", "score w/o defective", "defective",
-                 *(f"{n} ({c})" for c, n in cats), "judged", "judge %", "attribution %"],
-                notes=["score: token F1 x 100 (LoCoMo, REALTALK) or exact option match % "
-                       "(PersonaMem); judge % and attribution % only over judged questions",
+                [*LABEL, "n", metric, f"{metric} w/o defective", "defective",
+                 *(f"{n} ({c}) {metric}" for c, n in cats), "judged", "judge %",
+                 "judge % w/o defective", "attribution %"],
+                notes=[f"{metric}: x 100 over every question of the cell "
+                       "(token F1 on LoCoMo and REALTALK, exact option match on PersonaMem)",
+                       "judge %: the judge's correct/incorrect over the judged questions; "
+                       "judge % w/o defective: the same grades without the questions whose "
+                       "gold is defective (the paper's column); — where no question was judged",
                        "only complete cells; a failed cell is listed below, never scored"])
+            categories[key] = cats
+        cats = categories[key]
         kept = [r for r in records if not r.defective_gold]
         judged = [r for r in records if r.grades.judge_correct is not None]
-        per_cat = [_pct([primary_score(r) for r in records if r.category == c]) for c, _ in cats]
+        per_cat = [percent(primary_score(r) for r in records if r.category == c)
+                   for c, _ in cats]
         tables[key].rows.append([
-            *_label(status), len(records), _pct([primary_score(r) for r in records]),
-            _pct([primary_score(r) for r in kept]), len(records) - len(kept), *per_cat,
-            len(judged), _pct([primary_score(r, True) for r in judged]), _attribution(judged)])
+            *cell_label(status), len(records), percent(primary_score(r) for r in records),
+            percent(primary_score(r) for r in kept), len(records) - len(kept), *per_cat,
+            len(judged), percent(primary_score(r, True) for r in judged),
+            percent(primary_score(r, True) for r in judged if not r.defective_gold),
+            attribution_percent(judged)])
     return list(tables.values())
 
 
@@ -90,7 +94,7 @@ def _mean(records: list[QuestionRecord], get: Callable[[QuestionRecord], float])
 def table_effort(run: RunRecords) -> Table:
     """Table 2: per-query search effort, tokens and cost; compute bounds per cell."""
     table = Table("table2", "Table 2 — search effort and cost per query",
-                  [*_LABEL, "n", "rounds", "tool calls", "uncached in", "cached in", "output",
+                  [*LABEL, "n", "rounds", "tool calls", "uncached in", "cached in", "output",
                    "reasoning", "cents/query", "judge cents", "ceiling", "floor", "measured",
                    "realized %"],
                   notes=["tokens are means per query; ceiling/floor/measured are the cell's "
@@ -105,50 +109,12 @@ def table_effort(run: RunRecords) -> Table:
                        else 100 * sum(c or 0.0 for c in judge))
         b = cell_bounds(r.episode for r in rs)
         table.rows.append([
-            *_label(status), len(rs), _mean(rs, lambda r: r.rounds),
+            *cell_label(status), len(rs), _mean(rs, lambda r: r.rounds),
             _mean(rs, lambda r: r.tool_calls), _mean(rs, lambda r: r.usage.uncached_input),
             _mean(rs, lambda r: r.usage.cached_input), _mean(rs, lambda r: r.usage.output),
             _mean(rs, lambda r: r.usage.reasoning), cents, judge_cents, b.ceiling, b.floor,
             b.measured, None if b.realized is None else 100 * b.realized])
     return table
-
-
-def table_stores(run: RunRecords) -> Table:
-    """Table 3: what each store cost to build and what it looks like."""
-    table = Table("table3", "Table 3 — build cost and store profile",
-                  ["store", "variant", "files", "bytes", "folders", "sections",
-                   "mean leaf depth", "max depth", "build calls", "build in tok",
-                   "build cached tok", "build out tok", "build $", "build s",
-                   "build ceiling", "build floor", "build realized %"], digits=2,
-                  notes=["profile from memdir.metrics.measure_store; build figures from the "
-                         "builder's BuildRecord",
-                         "model-built stores: tokens and dollars of the whole build (chunks or "
-                         "passes), also when this run reused it from the build cache; "
-                         "in tok counts cached input too",
-                         "build ceiling/floor: compute bounds in tokens over the build's "
-                         "model calls (memdir.agents.cell_bounds); — where none were kept"])
-    for info in run.stores.values():
-        build, p = info.build, info.profile
-        bounds = _build_bounds(build) if build is not None else None
-        figures: list[Value] = [None] * 7
-        if build is not None:
-            cost = info.build_cost if info.build_cost is not None else build.cost
-            figures = [build.bytes, build.model_calls, build.input_tokens,
-                       build.usage.cached_input, build.output_tokens, cost, build.wall_seconds]
-        table.rows.append([
-            info.key, info.variant, len(build.files) if build is not None else 0, figures[0],
-            p.get("folders"), p.get("sections"), p.get("mean_leaf_depth"), p.get("max_depth"),
-            *figures[1:],
-            *((bounds.ceiling, bounds.floor,
-               None if bounds.realized is None else 100 * bounds.realized)
-              if bounds is not None else (None, None, None))])
-    return table
-
-
-def _build_bounds(build: BuildRecord) -> ComputeBounds | None:
-    """Compute bounds over a model-built store's kept model calls; None if it kept none."""
-    episodes = [u.episode for u in build.units if u.episode is not None]
-    return cell_bounds(episodes) if episodes else None
 
 
 def _wrong(record: QuestionRecord) -> bool:
@@ -163,7 +129,7 @@ def _wrong(record: QuestionRecord) -> bool:
 def table_diagnostics(run: RunRecords) -> Table:
     """Retrieval diagnostics: evidence seen and cited, and why wrong answers went wrong."""
     table = Table("diagnostics", "Retrieval diagnostics",
-                  [*_LABEL, "with evidence", "seen %", "cited %", "wrong",
+                  [*LABEL, "with evidence", "seen %", "cited %", "wrong",
                    "wrong: never found %", "wrong: found, misread %"],
                   notes=["seen: an evidence locator appeared in a tool result the agent saw; "
                          "cited: it lies in the text a resolved citation points at",
@@ -176,9 +142,9 @@ def table_diagnostics(run: RunRecords) -> Table:
         replayed = status.cell.harness != "shell"  # shell commands are never replayed
         split = bool(wrong) and replayed
         table.rows.append([
-            *_label(status), len(rs),
-            _pct([float(bool(r.evidence_seen)) for r in rs]) if replayed else None,
-            _pct([float(bool(r.evidence_cited)) for r in rs]), len(wrong),
+            *cell_label(status), len(rs),
+            percent([float(bool(r.evidence_seen)) for r in rs]) if replayed else None,
+            percent([float(bool(r.evidence_cited)) for r in rs]), len(wrong),
             100 * never / len(wrong) if split else None,
             100 * (len(wrong) - never) / len(wrong) if split else None])
     return table
@@ -261,29 +227,44 @@ def _short(status: CellStatus) -> str:
 
 
 def _failed(run: RunRecords) -> Table:
-    table = Table("failed", "Cells not reported", [*_LABEL, "answered", "questions", "reason"],
+    table = Table("failed", "Cells not reported", [*LABEL, "answered", "questions", "reason"],
                   empty="(none: every cell completed)")
     for s in run.failed:
-        table.rows.append([*_label(s), s.answered, s.questions, s.reason])
+        table.rows.append([*cell_label(s), s.answered, s.questions, s.reason])
     return table
 
 
 def build_tables(run: RunRecords) -> list[Table]:
-    """Every table of the report, in order."""
-    return [*table_correctness(run), table_effort(run), table_stores(run),
-            *table_ladders(run, primary_score), table_diagnostics(run),
-            table_sign_tests(run), table_pooled_sign_tests(run), _failed(run)]
+    """Every table of the report, in order (the paper's number in each title)."""
+    return [*table_correctness(run), table_effort(run), table_stores(run), table_shape(run),
+            table_builder_ladder(run), *table_ladders(run, primary_score),
+            table_harness_quality(run), table_harness_cost(run), table_diagnostics(run),
+            table_sign_tests(run), table_pooled_sign_tests(run), _failed(run),
+            table_configuration(run)]
 
 
-def write_report(folder: str | Path, fmt: str = "md") -> tuple[str, list[Path]]:
+def _figure_section(figures: list[Figure]) -> str:
+    if not figures:
+        return "## Figures\n\n(no complete cell to draw)\n"
+    lines = ["## Figures", "",
+             "Intervals: 95% percentile bootstrap over the cell's questions (2,000 "
+             "resamples, the run's seed).", ""]
+    for f in figures:
+        lines += [f"### {f.title}", "", f"![{f.title}]({f.path.name})", ""]
+    return "\n".join(lines)
+
+
+def write_report(folder: str | Path, fmt: str = "md", *, figures: bool = True
+                 ) -> tuple[str, list[Path]]:
     """Compute the report of a run folder and write it under ``<run>/report/``.
 
     Args:
         folder: The run folder.
         fmt: ``md`` (one ``report.md``) or ``csv`` (one CSV per table).
+        figures: Also draw the figures (PNG, beside the tables; ``report.md`` links them).
 
     Returns:
-        The markdown text, and the files written.
+        The markdown text, and the files written (tables, then figures).
 
     Raises:
         ValueError: Unknown format.
@@ -295,14 +276,18 @@ def write_report(folder: str | Path, fmt: str = "md") -> tuple[str, list[Path]]:
     tables = build_tables(run)
     out = Path(folder) / "report"
     out.mkdir(exist_ok=True)
+    drawn = write_figures(run, out) if figures else []
     text = f"# Study report: {Path(folder).name}\n\n" + "\n".join(t.markdown() for t in tables)
+    if figures:
+        text += "\n" + _figure_section(drawn)
+    pictures = [f.path for f in drawn]
     if fmt == "md":
         path = out / "report.md"
         path.write_text(text, "utf-8")
-        return text, [path]
+        return text, [path, *pictures]
     written = []
     for t in tables:
         path = out / f"{t.name}.csv"
         path.write_text(t.csv(), "utf-8")
         written.append(path)
-    return text, written
+    return text, [*written, *pictures]

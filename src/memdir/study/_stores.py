@@ -196,5 +196,7 @@ async def build_store(cell: Cell, conversation: Conversation, root: Path,
 
 
 def _profile(store: Store, seed: int) -> dict[str, Any]:
-    data = measure_store(store, seed=seed).shape.to_dict()
+    """Panel A (shape) and Panel B (taxonomy) as flat figures; their key names never clash."""
+    metrics = measure_store(store, seed=seed)
+    data = {**metrics.shape.to_dict(), **metrics.taxonomy.to_dict()}
     return {k: v for k, v in data.items() if isinstance(v, int | float | str | None)}
