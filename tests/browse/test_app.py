@@ -204,3 +204,40 @@ def test_a_large_store_collapses_its_folders_and_checks_on_request(big_site: Ser
     assert "lint defects (0)" in health
     after = get(big_site, "/s/store/").text
     assert "lint clean, no health alarms" in after  # computed once, shown everywhere
+
+
+def _serve_on(host: str, store: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start ``memdir browse`` on ``host`` in a real process; return it and the URL it printed."""
+    env = {**os.environ, "MEMDIR_MCP_TOKEN": "s3cret"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "browse", str(store), "--host", host, "--port", "0"],
+        stderr=subprocess.PIPE, text=True, env=env)
+    assert process.stderr is not None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        if line.startswith("open http://"):
+            return process, line.split()[1]
+    process.terminate()
+    raise AssertionError(f"memdir browse --host {host} printed no URL")
+
+
+@pytest.mark.parametrize("host", ["::1", "127.0.0.2"])
+def test_every_loopback_address_serves_and_still_refuses_foreign_hosts(
+        host: str, tmp_path: Path) -> None:
+    init = subprocess.run([sys.executable, "-m", "memdir", "init", str(tmp_path / "s")],
+                          capture_output=True, text=True, timeout=120)
+    assert init.returncode == 0, init.stderr
+    process, url = _serve_on(host, tmp_path / "s")
+    try:
+        shown = f"[{host}]" if ":" in host else host
+        assert url.startswith(f"http://{shown}:") and url.endswith("/?token=s3cret")
+        with httpx.Client(timeout=60, follow_redirects=True) as client:
+            assert client.get(url).status_code == 200
+            foreign = client.get(url, headers={"Host": "attacker.example"})
+            assert foreign.status_code == 400
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -114,12 +114,14 @@ def _index(browser: Browser, request: Request) -> Response:
     return run_page(browser, request)
 
 
-def browse_app(catalog: Catalog, *, token: str | None) -> ASGIApp:
+def browse_app(catalog: Catalog, *, token: str | None, host: str = "127.0.0.1") -> ASGIApp:
     """The browser for ``catalog`` as an ASGI app, behind the token gate when a token is set.
 
     Args:
         catalog: What to show (see :func:`memdir.browse.open_target`).
         token: The secret every request must carry (None: no gate, for in-process tests).
+        host: The loopback address it is served on; requests naming it are admitted
+            besides the usual loopback names (``--host 127.0.0.2`` was refused before).
     """
     browser = Browser(catalog)
 
@@ -143,7 +145,8 @@ def browse_app(catalog: Catalog, *, token: str | None) -> ASGIApp:
               name="static"),
     ]
     app: ASGIApp = Starlette(routes=routes, exception_handlers={HTTPException: error})
-    app = TrustedHostMiddleware(app, allowed_hosts=_LOOPBACK_HOSTS)
+    bound = host.strip("[]").lower()
+    app = TrustedHostMiddleware(app, allowed_hosts=[*_LOOPBACK_HOSTS, bound, f"[{bound}]"])
     return TokenGate(app, token) if token else app
 
 
@@ -164,7 +167,7 @@ def serve(catalog: Catalog, *, host: str, port: int, token: str,
     if not is_loopback(host):
         raise LoopbackError(f"{host} is reachable from other machines; the browser binds "
                             "loopback addresses only")
-    config = uvicorn.Config(browse_app(catalog, token=token), host=host, port=port,
+    config = uvicorn.Config(browse_app(catalog, token=token, host=host), host=host, port=port,
                             log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
 
