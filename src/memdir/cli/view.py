@@ -10,6 +10,7 @@ from memdir.cli._common import (
     StoreArg,
     call_tool,
     fail,
+    json_errors,
     load_toolset,
     open_store,
     print_json,
@@ -20,6 +21,7 @@ from memdir.store import ROOT, Store
 __all__ = ["register", "view"]
 
 
+@json_errors
 def view(
     store_path: StoreArg,
     path: Annotated[
