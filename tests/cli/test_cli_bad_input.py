@@ -84,6 +84,7 @@ def test_lint_fix_reports_a_file_that_is_not_utf8_and_fixes_the_rest(sample_dir:
     assert result.exit_code == 1, result.output
     assert "fixed /memories/bare.md: missing-frontmatter" in result.stdout
     assert "/memories/latin.md: unreadable: /memories/latin.md is not valid UTF-8" in result.stdout
+    assert "iconv -f latin1 -t utf-8" in result.stdout  # and how to repair it
     assert (sample_dir / "latin.md").read_bytes().endswith(b"body \xff\n")  # left untouched
 
 

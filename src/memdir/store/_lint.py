@@ -90,7 +90,12 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
         try:
             doc = load_document(store, path)
         except StoreError as exc:
-            findings.append(Finding(path, "unreadable", str(exc)))
+            why = str(exc)
+            if "UTF-8" in why:
+                why += (" grep reads it with the bad bytes replaced, but view and the edit "
+                        "tools refuse it; convert it (e.g. iconv -f latin1 -t utf-8) or "
+                        "rewrite it as UTF-8.")
+            findings.append(Finding(path, "unreadable", why))
             continue
         cache[path] = doc
     for path, doc in cache.items():
