@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Any
 
 import typer
@@ -78,6 +79,11 @@ def view(
         if line_range is not None:
             args["view_range"] = list(line_range)
         result = call_tool(toolset, "view", args)
+    if result.is_error and "not valid UTF-8" in result.content:
+        fail(result.content.removeprefix("Error: "),
+             f"search it with `memdir grep {shlex.quote(str(store_path))} PATTERN --path "
+             f"{shlex.quote(path)}` (bad bytes show as \ufffd), or convert the file to UTF-8 "
+             "(e.g. iconv -f latin1 -t utf-8).")
     print_result(result)
 
 
