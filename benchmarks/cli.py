@@ -18,9 +18,13 @@ several runs (the machine is shared; the best run is the least disturbed one):
 ``--src`` runs another checkout's code (its ``src`` folder goes first on
 ``PYTHONPATH``), so an older commit can be measured with the same store and
 the same baselines: ``git worktree add /tmp/before daaa58e`` and
-``--src /tmp/before/src``.
+``--src /tmp/before/src``. ``--before DIR`` instead adds, under each grep
+row, the same command run with the code in ``DIR`` (e.g. ``/work/main/src``),
+timed in the same run against the same GNU grep baseline, with the runs of
+the two versions interleaved so that a busy machine slows both alike.
 
-Run: ``.venv/bin/python benchmarks/cli.py [--files 5000] [--mb 20] [--runs 7] [--src DIR]``
+Run: ``.venv/bin/python benchmarks/cli.py [--files 5000] [--mb 20] [--runs 7] [--src DIR]
+[--before DIR]``
 """
 
 from __future__ import annotations
@@ -134,8 +138,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--src", type=Path, default=None,
                         help="Run the memdir code in this src folder instead of the installed one.")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="Also time the grep rows with the code in this src folder.")
     args = parser.parse_args()
     env = _env(args.src.resolve() if args.src else None)
+    before_env = _env(args.before.resolve()) if args.before else None
     grep = shutil.which("grep")
     if grep is None:
         raise SystemExit("GNU grep is not on PATH; it is the baseline of the grep rows.")
@@ -155,8 +162,17 @@ def main() -> None:
         rare = made.vocab[len(made.vocab) // 2]
         for label, pattern in [("rare word", rare), ("alternation", "birthday|anniversary")]:
             gnu = best_of([grep, "-rn", "-E", pattern, str(store)], args.runs, env)
-            ours = best_of(_memdir("grep", str(store), pattern), args.runs, env)
+            command = _memdir("grep", str(store), pattern)
+            if before_env is None:
+                ours = best_of(command, args.runs, env)
+                print(_row(f"memdir grep ({label})", ours, "grep -rn", gnu, "<= 5x"))
+                continue
+            ours = old = float("inf")
+            for _ in range(args.runs):  # interleaved: one run of each version in turn
+                ours = min(ours, best_of(command, 1, env))
+                old = min(old, best_of(command, 1, before_env))
             print(_row(f"memdir grep ({label})", ours, "grep -rn", gnu, "<= 5x"))
+            print(_row(f"memdir grep ({label}), before", old, "grep -rn", gnu, "<= 5x"))
         init = initialize_seconds(store, args.runs, env)
         print(_row("serve: initialize answered", init, "python -c pass", bare, "< 0.5 s"))
         call = json.dumps({"name": "search", "arguments": {"query": SEARCH_QUERY}})

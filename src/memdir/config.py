@@ -13,7 +13,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from memdir.store import DEFAULT_MAX_FILE_BYTES
@@ -127,6 +126,8 @@ def load_yaml_model(path: str | Path, model: type[M], what: str,
             mapping, or does not fit ``model``; the message names the file and
             every problem.
     """
+    import yaml  # here, not at the top: every command reads the settings, few read YAML
+
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

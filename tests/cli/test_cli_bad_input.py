@@ -84,6 +84,7 @@ def test_lint_fix_reports_a_file_that_is_not_utf8_and_fixes_the_rest(sample_dir:
     assert result.exit_code == 1, result.output
     assert "fixed /memories/bare.md: missing-frontmatter" in result.stdout
     assert "/memories/latin.md: unreadable: /memories/latin.md is not valid UTF-8" in result.stdout
+    assert "iconv -f latin1 -t utf-8" in result.stdout  # and how to repair it
     assert (sample_dir / "latin.md").read_bytes().endswith(b"body \xff\n")  # left untouched
 
 
@@ -98,3 +99,13 @@ def test_health_measures_the_rest_and_names_the_unreadable_file(sample_dir: Path
     assert report["shape"]["files"] == clean["shape"]["files"]
     assert "/memories/latin.md is not valid UTF-8 text; it is left out of every measure" in (
         report["alarms"])
+
+
+def test_viewing_a_file_that_is_not_utf8_says_how_to_read_it_anyway(sample_dir: Path) -> None:
+    _latin1_file(sample_dir)
+    result = CliRunner().invoke(app, ["view", str(sample_dir), "/memories/latin.md"])
+    assert result.exit_code == 2
+    assert "error: /memories/latin.md is not valid UTF-8 text." in result.stderr
+    assert "hint: search it with" in result.stderr and "iconv" in result.stderr
+    hint = result.stderr.split("`")[1]
+    assert hint.endswith(f"grep {sample_dir} PATTERN --path /memories/latin.md")

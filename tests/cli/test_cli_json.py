@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memdir.cli import app
@@ -79,3 +80,35 @@ def test_history_diff_json_and_an_empty_history(sample_dir: Path) -> None:
 def test_history_subcommand_help_needs_no_store(tmp_path: Path) -> None:
     result = RUN.invoke(app, ["history", str(tmp_path / "missing"), "log", "--help"])
     assert result.exit_code == 0 and "List every step" in result.output
+
+
+@pytest.mark.parametrize(("args", "error", "hint"), [
+    (["tree", "{missing}", "--json"], "no store at", "memdir init"),
+    (["tree", "{store}", "/memories/nowhere", "--json"], "does not exist", "memdir tree"),
+    (["grep", "{missing}", "x", "--json"], "no store at", "memdir init"),
+    (["grep", "{store}", "(", "--json"], "not a valid Python regular expression", None),
+    (["view", "{store}", "/memories/people/nobody.md", "--json"], "does not exist", None),
+    (["view", "{store}", "/memories/people/maya.md", "--range", "90", "99", "--json"],
+     "outside the file", "between 1 and"),
+    (["toc", "{store}", "/memories/people/nobody.md", "--json"], "does not exist", None),
+    (["lint", "{missing}", "--json"], "no store at", "memdir init"),
+    (["health", "{missing}", "--json"], "No store at", None),
+    (["history", "{store}", "diff", "0", "7", "--json"], "no steps yet", None),
+    (["history", "{missing}", "log", "--json"], "No store at", None),
+])
+def test_json_errors_are_one_object_on_stdout(args: list[str], error: str, hint: str | None,
+                                              sample_dir: Path, tmp_path: Path) -> None:
+    root = str(sample_dir)
+    if args[0] == "history":
+        assert RUN.invoke(app, ["history", root, "init"]).exit_code == 0
+    argv = [a.format(store=root, missing=str(tmp_path / "missing")) for a in args]
+    result = RUN.invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == ""
+    data = json.loads(result.stdout)
+    assert set(data) == {"error", "hint", "exit_code"} and data["exit_code"] == 2
+    assert error in data["error"] and data["error"]
+    if hint is None:
+        assert data["hint"] is None or isinstance(data["hint"], str)
+    else:
+        assert hint in data["hint"]

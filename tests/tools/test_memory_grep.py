@@ -130,9 +130,12 @@ _ATOMS = st.sampled_from(
     ["a", "b", "ab", " ", ".", "^", "$", "\\s", "\\S", "\\b", "\\B", "\\w", "[^a]", "(a|b)",
      "a*", "b+", "a?", "\\Z", "\\A", "(?=a)", "(?!b)", "(?<=a)", "(?<!b)", "a*+", "(?>a|ab)",
      "(?s:.)", "(?-i:a)", "[\\s\\S]", "\\n", "A", ".", "ab|ba", "(is|ks)+", "(?i)", "(?i:ab)",
-     "SK", "\u0130s", "\u017fk"]
+     "SK", "\u0130s", "\u017fk", "ss", "fi"]
 )
-_TEXT = st.text(alphabet="ab A\n\r\tiksKS\u0130\u0131\u017f\u212a\u00e9", max_size=40)
+# \u00df and \ufb01 case-fold to two ASCII letters ("ss", "fi") that IGNORECASE never
+# matches: the search must not take them for hits, nor a byte check miss real ones.
+_TEXT = st.text(alphabet="ab A\n\r\tiksfKS\u0130\u0131\u017f\u212a\u00e9\u00df\ufb01",
+                max_size=40)
 
 
 @pytest.fixture(scope="module")
@@ -159,3 +162,32 @@ def test_grep_equals_a_naive_line_by_line_search(
         (grep_root / f"f{index}.md").write_bytes(text.encode())
     got = [(h.path, h.line) for h in grep_store(store, pattern, ignore_case=ignore_case)]
     assert got == _naive(grep_root, pattern, ignore_case)
+
+
+def test_undecodable_bytes_are_searched_as_replacement_characters(store: Store) -> None:
+    (store.root / "latin.md").write_bytes(b"caf\xe9 au lait\nplain caf\n")
+    assert [h.line for h in grep_store(store, "caf")] == [1, 2]
+    assert [h.line for h in grep_store(store, "caf\ufffd au")] == [1]
+    assert [h.line for h in grep_store(store, "CAF\ufffd", ignore_case=True)] == [1]
+
+
+def test_files_are_read_folder_by_folder_in_path_order(store: Store) -> None:
+    for path in ["/memories/a/x.md", "/memories/a-b/y.md", "/memories/a.md",
+                 "/memories/a/y/z.md", "/memories/a/zz.md", "/memories/b.md"]:
+        store.write(path, f"---\nname: {path.rsplit('/', 1)[1][:-3]}\ndescription: d\n---\n"
+                          f"needle in {path}\n")
+    hits = [h.path for h in grep_store(store, "needle")]
+    assert hits == sorted(store.files()) and len(hits) == 6
+
+
+def test_a_file_swapped_for_a_link_after_the_walk_is_not_followed(store: Store,
+                                                                 tmp_path: Path) -> None:
+    store.write("/memories/a.md", "---\nname: a\ndescription: d\n---\nsecret-free\n")
+    store.write("/memories/b.md", "---\nname: b\ndescription: d\n---\nsecret-free\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("needle outside the store\n")
+    nodes = [n for n in store.tree() if n.kind == "memory"]
+    (store.root / "a.md").unlink()
+    (store.root / "a.md").symlink_to(outside)
+    read = {node.virtual: data for node, data in store.read_nodes(nodes)}
+    assert read["/memories/a.md"] is None and read["/memories/b.md"] is not None

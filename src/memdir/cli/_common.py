@@ -8,15 +8,16 @@ stopped by Ctrl-C.
 
 from __future__ import annotations
 
+import functools
 import logging
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import IntEnum
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, cast
 
 import typer
 
@@ -41,6 +42,7 @@ __all__ = [
     "fail",
     "errors_as_json",
     "is_store",
+    "json_errors",
     "load_toolset",
     "open_store",
     "print_json",
@@ -128,8 +130,9 @@ def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR)
     if _JSON_ERRORS.get():
         import json
 
-        typer.echo(json.dumps({"error": message, "hint": hint, "exit_code": int(code)},
-                              ensure_ascii=False))
+        typer.echo(json.dumps({"error": runnable(message),
+                               "hint": runnable(hint) if hint else None,
+                               "exit_code": int(code)}, ensure_ascii=False))
         raise typer.Exit(int(code))
     from rich.markup import escape
 
@@ -151,6 +154,25 @@ def errors_as_json(on: bool) -> Iterator[None]:
         yield
     finally:
         _JSON_ERRORS.reset(token)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_errors(command: F) -> F:
+    """A command whose ``--json`` (its ``as_json`` parameter) also turns errors into JSON.
+
+    With ``--json`` set, every :func:`fail` inside the command prints
+    ``{"error": ..., "hint": ..., "exit_code": 2}`` on stdout instead of text
+    lines on stderr, so a script reading the output always gets one object.
+    """
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with errors_as_json(bool(kwargs.get("as_json"))):
+            return command(*args, **kwargs)
+
+    return cast(F, run)
 
 
 class _RetryLine(logging.Handler):

@@ -8,12 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
-from memdir.cli._common import StoreArg, fail, open_store
+from memdir.cli._common import StoreArg, fail, json_errors, open_store
 from memdir.store import ROOT
 
 __all__ = ["grep", "register"]
 
 
+@json_errors
 def grep(
     store_path: StoreArg,
     pattern: Annotated[str, typer.Argument(metavar="PATTERN",

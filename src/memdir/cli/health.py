@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from memdir.cli._common import StoreArg
+from memdir.cli._common import StoreArg, fail, json_errors
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -19,12 +19,10 @@ __all__ = ["register"]
 
 EXIT_HEALTHY = 0
 EXIT_ALARMS = 1
-EXIT_USAGE = 2
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
+    fail(message)  # one error line (a JSON object with --json), exit 2
 
 
 def _reference(store: Store, against: str | None, locators: Path | None) -> set[str] | None:
@@ -95,6 +93,7 @@ def _num(value: object) -> str:
     return str(value)
 
 
+@json_errors
 def health(
     store_path: StoreArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from memdir.cli._common import StoreArg, fail, runnable
+from memdir.cli._common import StoreArg, fail, json_errors, runnable
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -76,6 +76,7 @@ def snapshot(
 
 
 @history_app.command("log")
+@json_errors
 def log(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -120,6 +121,7 @@ def show(
 
 
 @history_app.command("diff")
+@json_errors
 def diff(
     ctx: typer.Context,
     a: Annotated[str, typer.Argument(help="The earlier step.")],

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from memdir.cli._common import ExitCode, StoreArg, console, open_store
+from memdir.cli._common import ExitCode, StoreArg, console, json_errors, open_store
 from memdir.store import Finding, fix_store, lint_store
 
 __all__ = ["lint", "register"]
@@ -22,6 +22,7 @@ def _show(findings: list[Finding]) -> None:
         console.print(f"[bold]{escape(where)}[/]: {code}: {escape(f.message)}{tag}")
 
 
+@json_errors
 def lint(
     store_path: StoreArg,
     fix: Annotated[

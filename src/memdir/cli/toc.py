@@ -10,6 +10,7 @@ from memdir.cli._common import (
     StoreArg,
     call_tool,
     fail,
+    json_errors,
     load_toolset,
     open_store,
     print_json,
@@ -19,6 +20,7 @@ from memdir.cli._common import (
 __all__ = ["register", "toc"]
 
 
+@json_errors
 def toc(
     store_path: StoreArg,
     file: Annotated[

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from memdir.cli._common import StoreArg, console, fail, open_store, print_json
+from memdir.cli._common import StoreArg, console, fail, json_errors, open_store, print_json
 from memdir.store import ROOT, Entry, StoreError
 
 __all__ = ["entry_dict", "register", "tree", "tree_lines"]
@@ -53,6 +53,7 @@ def tree_lines(top: str, entries: list[Entry]) -> list[str]:
     return lines
 
 
+@json_errors
 def tree(
     store_path: StoreArg,
     path: Annotated[str, typer.Argument(help="The folder inside the store to show.")] = ROOT,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Any
 
 import typer
@@ -10,6 +11,7 @@ from memdir.cli._common import (
     StoreArg,
     call_tool,
     fail,
+    json_errors,
     load_toolset,
     open_store,
     print_json,
@@ -20,6 +22,7 @@ from memdir.store import ROOT, Store
 __all__ = ["register", "view"]
 
 
+@json_errors
 def view(
     store_path: StoreArg,
     path: Annotated[
@@ -76,6 +79,11 @@ def view(
         if line_range is not None:
             args["view_range"] = list(line_range)
         result = call_tool(toolset, "view", args)
+    if result.is_error and "not valid UTF-8" in result.content:
+        fail(result.content.removeprefix("Error: "),
+             f"search it with `memdir grep {shlex.quote(str(store_path))} PATTERN --path "
+             f"{shlex.quote(path)}` (bad bytes show as \ufffd), or convert the file to UTF-8 "
+             "(e.g. iconv -f latin1 -t utf-8).")
     print_result(result)
 
 

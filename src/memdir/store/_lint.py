@@ -82,11 +82,20 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
     """
     findings: list[Finding] = []
     cache: dict[str, Document] = {}
-    for path in store.files():
+    files = store.files()
+    by_name: dict[str, list[str]] = {}
+    for path in files:
+        by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    for path in files:
         try:
             doc = load_document(store, path)
         except StoreError as exc:
-            findings.append(Finding(path, "unreadable", str(exc)))
+            why = str(exc)
+            if "UTF-8" in why:
+                why += (" grep reads it with the bad bytes replaced, but view and the edit "
+                        "tools refuse it; convert it (e.g. iconv -f latin1 -t utf-8) or "
+                        "rewrite it as UTF-8.")
+            findings.append(Finding(path, "unreadable", why))
             continue
         cache[path] = doc
     for path, doc in cache.items():
@@ -98,21 +107,56 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
         for ref in doc.xrefs:
             problem = check_xref(store, ref, cache)
             if problem is not None:
-                findings.append(
-                    Finding(path, "dangling-reference", f"cross-reference {problem}", ref.line)
-                )
-    for host in store.stray_files():
-        rel = host.relative_to(store.root).as_posix()
-        stem = host.name.rsplit(".", 1)[0] if "." in host.name.lstrip(".") else host.name
-        findings.append(
-            Finding(
-                f"/memories/{rel}",
-                "not-markdown",
-                "Only .md files belong in a store (memdir's search skips this one); rename it "
-                f"to {slugify(stem)}.md with memdir's rename tool, or move it out.",
-            )
-        )
+                findings.append(Finding(path, "dangling-reference",
+                                        _dangling(ref, problem, by_name), ref.line))
+    findings.extend(_entry_findings(store))
     return sorted(findings, key=lambda f: (f.path, f.line or 0, f.code))
+
+
+def _dangling(ref: XRef, problem: str, by_name: dict[str, list[str]]) -> str:
+    """The message of a reference to nothing, with the likely cause and the fix."""
+    if ref.section and not problem.endswith("does not exist"):
+        return (f"cross-reference {problem}: the heading was renamed or removed; point it at "
+                f"one of the file's headings (toc {ref.target} lists them) or drop the section.")
+    if not problem.endswith("does not exist"):
+        return f"cross-reference {problem}"
+    elsewhere = [p for p in by_name.get(ref.target.rsplit("/", 1)[-1], []) if p != ref.target]
+    if elsewhere:
+        where = ", ".join(elsewhere[:3]) + (" ..." if len(elsewhere) > 3 else "")
+        return (f"cross-reference {problem}; a file of that name is at {where} (moved or "
+                "renamed?): point the reference there.")
+    return (f"cross-reference {problem} (deleted, renamed, or never written): point it at an "
+            "existing file or remove it.")
+
+
+def _entry_findings(store: Store) -> list[Finding]:
+    """Entries no tool can use: other files, links, special files, files over the write cap."""
+    found: list[Finding] = []
+    for node in store.tree():
+        virtual = node.virtual
+        if node.kind == "memory" and node.size > store.max_file_bytes:
+            found.append(Finding(
+                virtual, "too-large",
+                f"{node.size:,} bytes, over the store's write cap of {store.max_file_bytes:,} "
+                "(MEMDIR_MAX_FILE_BYTES): view and grep read it, but no edit of it can be "
+                "saved; split it into smaller files (create the parts, then delete it)."))
+        elif node.kind == "link":
+            found.append(Finding(
+                virtual, "symlink",
+                "a symbolic link: the store never follows links, so no tool reads it and "
+                "search skips it; replace it with a copy of the file it points to, or delete "
+                "it."))
+        elif node.kind == "special":
+            found.append(Finding(
+                virtual, "special-file",
+                "a FIFO, socket or device, which no tool reads; delete it."))
+        elif node.kind == "other" and not (len(node.parts) == 1 and node.name.startswith(".")):
+            stem = node.name.rsplit(".", 1)[0] if "." in node.name.lstrip(".") else node.name
+            found.append(Finding(
+                virtual, "not-markdown",
+                "Only .md files belong in a store (memdir's search skips this one); rename it "
+                f"to {slugify(stem)}.md with memdir's rename tool, or move it out."))
+    return found
 
 
 def _finding(path: str, code: str, message: str, line: int | None, fixable: bool) -> Finding:

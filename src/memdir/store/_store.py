@@ -43,6 +43,7 @@ from memdir.store._paths import (
     StorePath,
     dir_handle,
     lstat_at,
+    open_dir,
     open_root,
     os_error,
     posix_parts,
@@ -260,6 +261,37 @@ class Store:
                 return read_at(fd, parts[-1])
         except OSError as exc:
             raise self._fail(exc, virtual) from None
+
+    def read_nodes(self, nodes: Iterable[Node]) -> Iterator[tuple[Node, bytes | None]]:
+        """The bytes of each file of a walk (:meth:`tree`), in the order given.
+
+        Consecutive files of one folder are read through one handle on it, so a
+        search over thousands of files opens each folder once instead of once per
+        file (reached from the root as :meth:`read_bytes` does, following no link).
+        A file removed or replaced by something else since the walk gives None.
+        """
+        root_fd = open_root(self.root)
+        folder: tuple[str, ...] | None = None
+        fd = -1
+        try:
+            for node in nodes:
+                parent = node.parts[:-1]
+                if parent != folder:
+                    if fd >= 0:
+                        os.close(fd)
+                        fd = -1
+                    folder = parent
+                    with suppress(OSError):
+                        fd = open_dir(root_fd, parent)
+                data = None
+                if fd >= 0:
+                    with suppress(OSError):
+                        data = read_at(fd, node.name)
+                yield node, data
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            os.close(root_fd)
 
     def read(self, path: str) -> str:
         """Return a file's text.

@@ -77,29 +77,60 @@ def _bounded(rx: regex.Pattern[str]) -> _Search:
     return search
 
 
-def _memory_files(store: Store, path: str) -> list[str]:
-    """Every memory file at or below ``path`` (the store's own walk decides which), sorted."""
+def _memory_files(store: Store, path: str) -> Iterator[tuple[str, bytes | None]]:
+    """Each memory file at or below ``path``, sorted, with its bytes.
+
+    The store's own walk decides which files are memory files. A file that
+    vanished since the walk (the listing is a snapshot) comes with None.
+    """
     target = store.resolve(path)
     kind = store.kind(target.virtual)
     if kind == "file":
-        return [target.virtual] if target.virtual.endswith(".md") else []
+        if target.virtual.endswith(".md"):
+            try:  # through the store's handles: no link is followed
+                yield target.virtual, store.read_bytes(target.virtual)
+            except StoreError:
+                yield target.virtual, None
+        return
     if kind != "dir":
         raise StoreError(f"{target.virtual} does not exist. View {ROOT} to see the store.")
-    return sorted(n.virtual for n in store.tree(target.virtual) if n.kind == "memory")
+    nodes = sorted((n for n in store.tree(target.virtual) if n.kind == "memory"),
+                   key=lambda n: n.virtual)
+    for node, data in store.read_nodes(nodes):
+        yield node.virtual, data
 
 
-def _read(store: Store, virtual: str) -> str | None:
-    """A file's text (undecodable bytes replaced), or None if it vanished meanwhile."""
-    try:
-        data = store.read_bytes(virtual)  # through the store's handles: no link is followed
-    except StoreError:
-        return None  # removed or replaced while we searched; the listing was a snapshot
+def _text(data: bytes) -> str:
+    """A file's text (undecodable bytes replaced), without a BOM or the final newline."""
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
     if text.endswith("\n"):
         text = text[:-1]  # a final newline ends the last line; it opens no new one
     return text
+
+
+# What re.IGNORECASE lets match an ASCII letter besides its two cases (see ``fold``):
+# U+0130, U+0131, U+017F and U+212A, in UTF-8.
+_FOLDING_BYTES = (b"\xc4\xb0", b"\xc4\xb1", b"\xc5\xbf", b"\xe2\x84\xaa")
+
+
+def _may_match(data: bytes, plan: _Plan) -> bool:
+    """False when no line of the file can match: none of the plan's literals is in its bytes.
+
+    A literal found in the decoded text is found in the bytes too (as UTF-8), so
+    a file is only skipped when decoding it could not change the answer.
+    """
+    needles = plan.needles
+    if needles is None:
+        return True
+    if plan.folded:
+        if any(special in data for special in _FOLDING_BYTES):
+            return True
+        data = data.lower()  # ASCII letters only, like the literals
+    if len(needles) == 1:
+        return needles[0] in data  # the common case, without a generator per file
+    return any(needle in data for needle in needles)
 
 
 def _file_hits(search: _Search, text: str, plan: _Plan) -> list[tuple[int, str]]:
@@ -188,14 +219,19 @@ class _Plan:
     literals: list[str] | None
     folded: bool
     safe: bool
+    needles: list[bytes] | None
+    """The literals as UTF-8, to skip files without one before decoding them."""
 
 
 def _plan(pattern: str, ignore_case: bool) -> _Plan:
     literals = required_literals(pattern, ignore_case)
     safe = not any(marker in pattern for marker in _UNSAFE)
     if literals is None:
-        return _Plan(None, False, safe)
-    return _Plan(literals[0], literals[1], safe)
+        return _Plan(None, False, safe, None)
+    found, folded = literals
+    needles = None if any("\ufffd" in lit for lit in found) else [
+        lit.encode("utf-8") for lit in found]  # U+FFFD may stand for undecodable bytes
+    return _Plan(found, folded, safe, needles)
 
 
 def _scan(
@@ -203,12 +239,11 @@ def _scan(
 ) -> Iterator[tuple[str, list[tuple[int, str]]]]:
     search = _bounded(_compile(pattern, ignore_case))
     plan = _plan(pattern, ignore_case)
-    for virtual in _memory_files(store, path):
+    for virtual, data in _memory_files(store, path):
         remaining()  # the deadline holds between files too
-        text = _read(store, virtual)
-        if text is None:
+        if data is None or not _may_match(data, plan):
             continue
-        hits = _file_hits(search, text, plan)
+        hits = _file_hits(search, _text(data), plan)
         if hits:
             yield virtual, hits
 

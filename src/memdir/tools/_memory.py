@@ -26,6 +26,7 @@ from memdir.store import (
     resolve,
     slugify,
 )
+from memdir.tools._dangling import broken_by_edit, moved_note
 from memdir.tools._grep import grep_tool
 from memdir.tools._outline import section_read_tool, toc_tool
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
@@ -234,11 +235,12 @@ class MemoryCommands:
             result["first"] = text.count("\n", 0, starts[0]) + 1
             return new
 
-        self.store.edit(virtual, _keeping_crlf(change), expect=expect)
-        new_text = self.store.read(virtual)
+        before, new_text = _edit(self.store, virtual, _keeping_crlf(change), expect)
         first = result["first"]
         last = first + new_str.count("\n")
-        return f"Edited {virtual}. The changed lines now read:\n" + _snippet(new_text, first, last)
+        return (f"Edited {virtual}. The changed lines now read:\n"
+                + _snippet(new_text, first, last)
+                + broken_by_edit(self.store, virtual, before, new_text))
 
     @tool_flags(read_only=False)
     async def insert(self, path: str, insert_line: int, insert_text: str) -> str:
@@ -274,13 +276,12 @@ class MemoryCommands:
             _check_edit(virtual, text, new)
             return new
 
-        self.store.edit(virtual, _keeping_crlf(change), expect=expect)
-        new_text = self.store.read(virtual)
+        before, new_text = _edit(self.store, virtual, _keeping_crlf(change), expect)
         count = len(split_lines(insert_text) or [""])
         first = insert_line + 1
-        return f"Inserted {count} line(s) into {virtual} after line {insert_line}:\n" + _snippet(
-            new_text, first, first + count - 1
-        )
+        return (f"Inserted {count} line(s) into {virtual} after line {insert_line}:\n"
+                + _snippet(new_text, first, first + count - 1)
+                + broken_by_edit(self.store, virtual, before, new_text))
 
     @tool_flags(read_only=False, destructive=True)
     async def delete(self, path: str) -> str:
@@ -298,9 +299,10 @@ class MemoryCommands:
         target = self.store.resolve(path)
         is_dir = self.store.kind(target.virtual) == "dir"
         count = self.store.delete(target.virtual, expect=expect)
+        note = moved_note(self.store, target.virtual, None)
         if is_dir:
-            return f"Deleted the folder {target.virtual} and the {count} file(s) in it."
-        return f"Deleted {target.virtual}."
+            return f"Deleted the folder {target.virtual} and the {count} file(s) in it.{note}"
+        return f"Deleted {target.virtual}.{note}"
 
     @tool_flags(read_only=False)
     async def rename(self, old_path: str, new_path: str) -> str:
@@ -329,7 +331,8 @@ class MemoryCommands:
         # first, so a failure of either leaves the file where and as it was.
         self.store.rename(src.virtual, dst.virtual,
                           transform=(lambda text: _set_name(text, stem)) if renamed else None)
-        return f"Moved {src.virtual} to {dst.virtual}."
+        return f"Moved {src.virtual} to {dst.virtual}." + moved_note(self.store, src.virtual,
+                                                                     dst.virtual)
 
     @tool_flags(read_only=False)
     async def move(self, old_path: str, new_path: str) -> str:
@@ -357,7 +360,22 @@ class MemoryCommands:
                 f"{folder}/{name} (or into another folder), not to {dst.virtual}."
             )
         self.store.rename(src.virtual, dst.virtual)
-        return f"Moved {src.virtual} to {dst.virtual}."
+        return f"Moved {src.virtual} to {dst.virtual}." + moved_note(self.store, src.virtual,
+                                                                     dst.virtual)
+
+
+def _edit(store: Store, virtual: str, change: Callable[[str], str],
+          expect: str | AnyVersion) -> tuple[str, str]:
+    """:meth:`Store.edit` that returns the text before and after the change."""
+    texts: list[str] = []
+
+    def recorded(text: str) -> str:
+        new = change(text)
+        texts[:] = [text, new]
+        return new
+
+    store.edit(virtual, recorded, expect=expect)
+    return texts[0], texts[1]
 
 
 def _keeping_crlf(change: Callable[[str], str]) -> Callable[[str], str]:
