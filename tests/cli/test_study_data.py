@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +116,39 @@ def test_the_dry_run_counts_the_data_s_questions(tmp_path: Path, shared_data: Pa
     assert "| 2 q (data) |" in result.output
     assert f"data: every file and conversation the cells read is in {shared_data}" in (
         result.output)
+
+
+def test_the_dry_run_as_json_carries_the_counts_and_the_data_s_problem(
+        tmp_path: Path, shared_data: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(app, ["study", "run", str(_config(tmp_path)), "--dry-run", "--json",
+                             "--data", str(shared_data)])
+    assert ok.exit_code == 0, ok.output
+    report = json.loads(ok.stdout)
+    assert report["counts"] == {"memdir": 6, "per_test_set": 6, "agree": True, "paper": {
+        "cells": 6, "table": "Table 1, zero-cost LoCoMo and REALTALK columns", "note": None}}
+    assert report["data"] == str(shared_data) and "error" not in report
+    assert {c["questions"] for c in report["cells"]} == {2}
+    path = _config(tmp_path, benchmarks=[{"name": "locomo", "conversations": ["conv-5O"]}])
+    bad = runner.invoke(app, ["study", "run", str(path), "--dry-run", "--json",
+                              "--data", str(shared_data)])
+    assert bad.exit_code == 2
+    report = json.loads(bad.stdout)
+    assert report["error"].endswith("none of them 'conv-5O'") and report["exit_code"] == 2
+    assert report["hint"].startswith("did you mean 'conv-50'?")
+    assert len(report["cells"]) == 3 and report["data"] is None
+
+
+def test_a_run_as_json_lists_each_cell_and_the_report_command(tmp_path: Path,
+                                                              shared_data: Path) -> None:
+    path = _config(tmp_path, benchmarks=[{"name": "locomo", "conversations": ["conv-50"],
+                                          "limit": 2}], variants=["closed-book"])
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["study", "run", str(path), "--json", "--out", str(out),
+                                      "--data", str(shared_data)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["cells"] == [{"key": "locomo__conv-50__closed-book__none__memdir-grep-reader"
+                                "__center", "status": "complete", "answered": 2,
+                                "questions": 2, "reason": None}]
+    assert report["report"].endswith(f"memdir study report {out}") and report["resume"] is None
