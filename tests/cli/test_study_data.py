@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,17 +11,9 @@ import yaml
 from typer.testing import CliRunner
 
 from memdir.cli import app
-from memdir.config import get_settings
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-
-
-@pytest.fixture(autouse=True)
-def _no_data_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv("MEMDIR_DATA_DIR", raising=False)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("no_data_env")
 
 
 def _config(tmp_path: Path, **changes: object) -> Path:

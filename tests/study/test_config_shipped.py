@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,7 @@ from memdir.study._estimate import estimate_cells, paper_costs
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 STUDY_CONFIGS = sorted(p for p in CONFIGS.glob("*.yaml") if not p.name.startswith("skills-"))
 """The configs of ``memdir study run`` (the skills-* ones are ``memdir skills run``'s)."""
-
-
-@pytest.fixture(autouse=True)
-def _no_data_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv("MEMDIR_DATA_DIR", raising=False)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("no_data_env")
 
 
 def test_the_conversational_studies_are_all_shipped() -> None:
