@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present on this machine")
     return SHARED_DATA
+
+
+@pytest.fixture
+def no_data_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No ``MEMDIR_DATA_DIR``, and settings re-read, so a test names its data folder itself."""
+    from memdir.config import get_settings
+
+    monkeypatch.delenv("MEMDIR_DATA_DIR", raising=False)
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()

@@ -8,15 +8,20 @@ import yaml
 from typer.testing import CliRunner
 
 from memdir.cli import app
+from memdir.cli.study import _inspect_view
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 runner = CliRunner()
 
 
-def test_dry_run_lists_cells_and_estimates_without_a_call(tmp_path: Path) -> None:
+def test_dry_run_lists_cells_and_estimates_without_a_call(tmp_path: Path,
+                                                          shared_data: Path) -> None:
+    # ../shared/data has no PersonaMem contexts: the cells are listed, then the dry run
+    # fails on the missing file as the real run would (tests/cli/test_study_data.py).
     result = runner.invoke(app, ["study", "run", str(CONFIGS / "main-grid.yaml"), "--dry-run",
-                                 "--out", str(tmp_path / "never")])
-    assert result.exit_code == 0, result.output
+                                 "--out", str(tmp_path / "never"), "--data", str(shared_data)])
+    assert result.exit_code == 2, result.output
+    assert "shared_contexts_32k.jsonl: not found" in result.output
     assert "main-grid: 42 cells (dry run, no API call)" in result.output
     assert "basis: search cents/query as the paper reports them" in result.output
     assert "SPEC" not in result.output  # no user-facing text cites a file memdir does not ship
@@ -25,9 +30,9 @@ def test_dry_run_lists_cells_and_estimates_without_a_call(tmp_path: Path) -> Non
     assert not (tmp_path / "never").exists()
 
 
-def test_dry_run_of_the_offline_smoke_costs_nothing() -> None:
+def test_dry_run_of_the_offline_smoke_costs_nothing(shared_data: Path) -> None:
     result = runner.invoke(app, ["study", "run", str(CONFIGS / "offline-smoke.yaml"),
-                                 "--dry-run"])
+                                 "--dry-run", "--data", str(shared_data)])
     assert result.exit_code == 0, result.output
     assert "estimated search cost: 0.00-0.00 $ over 6 cells; 0 cells not estimated" in (
         result.output)
@@ -45,10 +50,10 @@ def test_run_then_report(tmp_path: Path, shared_data: Path) -> None:
     result = runner.invoke(app, ["study", "run", str(path), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "ok     locomo__conv-50__verbatim" in result.output
-    assert f"transcripts: inspect view --log-dir {out / 'logs'}" in result.output
+    assert f"transcripts: `{_inspect_view(out / 'logs')}`" in result.output
     result = runner.invoke(app, ["study", "inspect", str(out)])
     assert result.exit_code == 0, result.output
-    assert f"read the transcripts with: inspect view --log-dir {out / 'logs'}" in result.output
+    assert f"read the transcripts with: `{_inspect_view(out / 'logs')}`" in result.output
     # each cell, then its one eval log of three samples under the run's logs folder
     assert "complete locomo__conv-50__verbatim__none__memdir-grep-reader__center 3/3" in (
         result.output)

@@ -20,10 +20,12 @@ from memdir.study._config import (
     StudyVariant,
     load_config,
 )
+from memdir.study._data import DataCheck, DataError, check_data, resolve_data_dir
 from memdir.study._diagnostics import cited_locators, episode_reads, recorded_reads, replay_reads
 from memdir.study._grading import grade_answer, judge_answer
 from memdir.study._load import RunRecords, load_run
 from memdir.study._manifest import read_manifest, write_manifest
+from memdir.study._paper import PaperCount, table_cells
 from memdir.study._records import (
     STUDY_RECORD_VERSION,
     CellStatus,
@@ -34,7 +36,7 @@ from memdir.study._records import (
 )
 from memdir.study._report import build_tables, primary_score, write_report
 from memdir.study._roles import ASK_VARIANT, HARNESS_TOOLSET, search_role
-from memdir.study._runner import cell_dir, log_dir, resolve_data_dir, run_study, run_study_async
+from memdir.study._runner import cell_dir, log_dir, run_study, run_study_async
 from memdir.study._stats import SignTest, pooled_sign_test, sign_test
 from memdir.study._stores import (
     BuilderUnavailable,
@@ -57,6 +59,9 @@ __all__ = [
     "StoreBuildFailed",
     "Cell",
     "CellInput",
+    "DataCheck",
+    "DataError",
+    "PaperCount",
     "CellStatus",
     "ConfigError",
     "Grades",
@@ -73,6 +78,7 @@ __all__ = [
     "build_tables",
     "cell_dir",
     "cell_input",
+    "check_data",
     "cited_locators",
     "episode_reads",
     "grade_answer",
@@ -91,6 +97,7 @@ __all__ = [
     "run_study_async",
     "search_role",
     "sign_test",
+    "table_cells",
     "write_manifest",
     "write_report",
 ]

@@ -13,13 +13,14 @@ from itertools import product
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from memdir.bench import BenchmarkName, benchmark_entry
 from memdir.builders import MODEL_BUILT, VariantName, variant_spec
 from memdir.builders import VARIANTS as VARIANTS
 from memdir.config import load_yaml_model
 from memdir.conversation import DEFAULT_CHUNK_TOKENS
+from memdir.study._paper import PaperCount
 from memdir.tools._harness import DEFAULT_HARNESS, harness_spec
 from memdir.tools._harness import HARNESS_SPECS as HARNESS_SPECS
 from memdir.tools._harness import HARNESSES as HARNESSES
@@ -176,8 +177,13 @@ class StudyConfig(BaseModel):
 
     name: str
     seed: int = 0
-    data_dir: Path | None = None
-    """Benchmark folder; None uses ``MEMDIR_DATA_DIR``."""
+    data_dir: Path | None = Field(default=None, validation_alias=AliasChoices("data", "data_dir"))
+    """Benchmark folder, written ``data:`` (``data_dir:`` is read too). ``--data`` and
+    ``MEMDIR_DATA_DIR`` both take precedence; a relative path in a config file is
+    relative to the file's folder (:func:`load_config`)."""
+    paper: PaperCount | None = Field(default=None, exclude=True)
+    """What the config reproduces of the paper and the paper's cell count (shown by the
+    dry run; not part of the run, so left out of the pinned config)."""
     benchmarks: list[BenchmarkSpec] = Field(min_length=1)
     variants: list[StudyVariant] = Field(min_length=1)
     search: RoleSettings
@@ -238,9 +244,18 @@ def _unique(cells: list[Cell]) -> list[Cell]:
 
 
 def load_config(path: str | Path) -> StudyConfig:
-    """Read a study config from YAML.
+    """Read a study config from YAML; a relative ``data:`` is taken from the file's folder.
+
+    So ``data: ../data`` in ``configs/x.yaml`` names the same folder whichever folder
+    the command runs in.
 
     Raises:
         ConfigError: The file is missing, not YAML, or not a valid config.
     """
-    return load_yaml_model(path, StudyConfig, "study config", ConfigError)
+    config = load_yaml_model(path, StudyConfig, "study config", ConfigError)
+    if config.data_dir is None:
+        return config
+    data = config.data_dir.expanduser()
+    if not data.is_absolute():
+        data = Path(path).absolute().parent / data
+    return config.model_copy(update={"data_dir": data})

@@ -1,49 +1,82 @@
-"""A dry run's cost estimate, from the reference figures the paper reports.
+"""A dry run's cost estimate, from the search-cost figures the paper reports.
 
-Basis, stated in every estimate:
-
-- search cost per query with gpt-5.4-mini: LoCoMo 2.1-2.5 cents for every store;
-  PersonaMem 32k 1.4-4.0 cents, 128k 1.6-3.9 (the range spans the reorganized
-  stores and the dump); REALTALK has no reference figure and takes LoCoMo's range,
-  its dump being about the same size (105 KB against 102 KB);
-- other searchers scale from the PersonaMem 128k ladder: gpt-5.4-nano under 1 cent
-  where mini costs 2-4 (x0 to x0.5), gpt-5.4 10-19 cents (x5);
-- without the data, a cell counts the paper's questions per conversation (PersonaMem
-  32k: 32 questions over three contexts, so 11 a cell);
-- the offline policy and the mock model cost nothing;
-- closed-book, the judge and model-built stores have no reference figure and are
-  left out of the total (said so in the output), never guessed.
+The figures are data (``data/paper_costs.yaml``): cents per query for the paper's
+main searcher on each test set, a multiplier range per other search model, and the
+paper's question counts for when the data is not there to count. The offline
+policy and the mock model cost nothing. Closed-book, the judge, model-built stores
+and search models the file does not list have no figure and are left out of the
+total (each cell says so), never guessed.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
 
-from pydantic import BaseModel
+import yaml
+from pydantic import BaseModel, ConfigDict
 
 from memdir.agents import is_offline
-from memdir.bench import DatasetError
 from memdir.builders import variant_spec
 from memdir.study._config import Cell, StudyConfig
-from memdir.study._stores import cell_input
 
-__all__ = ["BASIS", "CellEstimate", "estimate_cells", "reference_range"]
+__all__ = ["CellEstimate", "PaperCosts", "basis", "estimate_cells", "paper_costs",
+           "reference_range"]
 
-_MINI_CENTS: dict[str, tuple[float, float]] = {
-    "locomo": (2.1, 2.5), "realtalk": (2.1, 2.5),
-    "personamem-32k": (1.4, 4.0), "personamem-128k": (1.6, 3.9),
-}
-_SCALE: dict[str, tuple[float, float]] = {
-    "gpt-5.4-mini": (1.0, 1.0), "gpt-5.4-nano": (0.0, 0.5), "gpt-5.4": (5.0, 5.0),
-}
-_REFERENCE_QUESTIONS = {"locomo": (158, 1), "realtalk": (85, 1), "personamem-32k": (32, 3),
-                        "personamem-128k": (42, 1)}
-"""Questions the paper evaluated per test set, and over how many conversations."""
-BASIS = (
-    "search cents/query as the paper reports them (gpt-5.4-mini): LoCoMo 2.1-2.5, PersonaMem 32k "
-    "1.4-4.0, 128k 1.6-3.9; REALTALK takes LoCoMo's range; nano x0-0.5, gpt-5.4 x5 (searcher "
-    "ladder); closed-book, judge and model-built stores not estimated"
-)
+Range = tuple[float, float]
+
+
+class ReferenceQuestions(BaseModel):
+    """The questions the paper evaluates on one test set, over how many conversations."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    questions: int
+    conversations: int = 1
+
+
+class PaperCosts(BaseModel):
+    """The paper's search-cost figures, as shipped in ``data/paper_costs.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    searcher: str
+    search_cents: dict[str, Range]
+    """Cents per query of :attr:`searcher`, by test set (``personamem-32k``)."""
+    searcher_scale: dict[str, Range]
+    """Another search model's cost as a multiple of :attr:`searcher`'s, by model name."""
+    questions: dict[str, ReferenceQuestions]
+
+    def scale(self, model: str) -> Range | None:
+        """The multiplier of ``model``: by its full name, else by its last path part."""
+        if model in self.searcher_scale:
+            return self.searcher_scale[model]
+        short = model.rsplit("/", 1)[-1]
+        return next((r for name, r in self.searcher_scale.items()
+                     if name.rsplit("/", 1)[-1] == short), None)
+
+
+@cache
+def paper_costs() -> PaperCosts:
+    """The shipped figures (read once)."""
+    text = resources.files("memdir.study").joinpath("data/paper_costs.yaml").read_text("utf-8")
+    return PaperCosts.model_validate(yaml.safe_load(text))
+
+
+def basis() -> str:
+    """One line stating what the estimate rests on, from the shipped figures."""
+    costs = paper_costs()
+    sets = ", ".join(f"{name} {_span(r)}" for name, r in costs.search_cents.items())
+    scales = ", ".join(f"{name.rsplit('/', 1)[-1]} x{_span(r)}"
+                       for name, r in costs.searcher_scale.items() if name != costs.searcher)
+    return (f"search cents/query as the paper reports them ({costs.searcher}): {sets}; "
+            f"other searchers {scales}; closed-book, judge and model-built stores not estimated")
+
+
+def _span(values: Range) -> str:
+    low, high = values
+    return f"{low:g}" if low == high else f"{low:g}-{high:g}"
 
 
 class CellEstimate(BaseModel):
@@ -58,43 +91,55 @@ class CellEstimate(BaseModel):
     note: str = ""
 
 
-def reference_range(cell: Cell) -> tuple[float, float] | None:
+def reference_range(cell: Cell) -> Range | None:
     """Cents per query for the cell's searcher on its benchmark, or None if there is no basis."""
     if is_offline(cell.search_model):
         return (0.0, 0.0)
     if not variant_spec(cell.variant).needs_store:
         return None  # the reference figures are for searching a store
-    base = _MINI_CENTS.get(cell.dataset_key)
-    scale = _SCALE.get(cell.search_model.rsplit("/", 1)[-1])
+    costs = paper_costs()
+    base = costs.search_cents.get(cell.dataset_key)
+    scale = costs.scale(cell.search_model)
     if base is None or scale is None:
         return None
     return (base[0] * scale[0], base[1] * scale[1])
 
 
-def _count(cell: Cell, data_dir: Path | None) -> tuple[int, str]:
-    if data_dir is not None:
-        try:
-            return len(cell_input(cell, data_dir).questions), "data"
-        except (DatasetError, KeyError, FileNotFoundError):
-            pass  # fall back to the paper's count, reported as such
-    total, conversations = _REFERENCE_QUESTIONS.get(cell.dataset_key, (0, 1))
-    count = round(total / conversations)
-    return (min(count, cell.limit) if cell.limit else count), "reference"
+def _why_none(cell: Cell) -> str:
+    if not variant_spec(cell.variant).needs_store:
+        return f"{cell.variant} reads no store: no reference figure"
+    if paper_costs().scale(cell.search_model) is None:
+        return f"no reference figure for search model {cell.search_model}"
+    return f"no reference figure for {cell.dataset_key}"
 
 
-def estimate_cells(config: StudyConfig, data_dir: Path | None) -> list[CellEstimate]:
-    """Estimate every cell of ``config`` without calling any model."""
+def _reference_count(cell: Cell) -> int:
+    ref = paper_costs().questions.get(cell.dataset_key)
+    count = 0 if ref is None else round(ref.questions / ref.conversations)
+    return min(count, cell.limit) if cell.limit else count
+
+
+def estimate_cells(config: StudyConfig,
+                   questions: Mapping[str, int] | None = None) -> list[CellEstimate]:
+    """Estimate every cell of ``config`` without calling any model.
+
+    Args:
+        config: The study.
+        questions: Questions per cell key, counted from the data
+            (:func:`memdir.study.check_data`); None: the paper's counts.
+    """
     estimates = []
     for cell in config.cells():
-        questions, source = _count(cell, data_dir)
+        if questions is not None and cell.key in questions:
+            count, source = questions[cell.key], "data"
+        else:
+            count, source = _reference_count(cell), "reference"
         per = reference_range(cell)
-        notes = []
-        if per is None:
-            notes.append("no reference figure for this searcher/variant")
+        notes = [] if per is not None else [_why_none(cell)]
         if variant_spec(cell.variant).model_built:
             notes.append(f"plus an unestimated build by {cell.builder_model}")
         estimates.append(CellEstimate(
-            cell=cell, questions=questions, questions_from=source,
-            low_cents=None if per is None else per[0] * questions,
-            high_cents=None if per is None else per[1] * questions, note="; ".join(notes)))
+            cell=cell, questions=count, questions_from=source,
+            low_cents=None if per is None else per[0] * count,
+            high_cents=None if per is None else per[1] * count, note="; ".join(notes)))
     return estimates

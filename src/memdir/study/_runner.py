@@ -21,19 +21,18 @@ from inspect_ai.model import Model
 
 from memdir.agents import AgentError, PriceTable
 from memdir.bench import Conversation, DatasetError, Question
-from memdir.config import get_settings
 from memdir.runs import eval_failure, note_eval, write_record
 from memdir.store import Store
 from memdir.study._answer import CellRun, record_path
-from memdir.study._config import Cell, ConfigError, StudyConfig
+from memdir.study._config import Cell, StudyConfig
+from memdir.study._data import check_data, resolve_data_dir
 from memdir.study._inspect import eval_cell
 from memdir.study._manifest import write_manifest
 from memdir.study._records import CellStatus
 from memdir.study._stores import BuilderUnavailable, build_store, cell_input
 from memdir.tools import SandboxUnavailableError
 
-__all__ = ["ProgressFn", "cell_dir", "log_dir", "resolve_data_dir", "run_study",
-           "run_study_async"]
+__all__ = ["ProgressFn", "cell_dir", "log_dir", "run_study", "run_study_async"]
 
 ProgressFn = Callable[[Cell, int, int], None]
 """Called with (cell, answered so far, questions in the cell)."""
@@ -50,18 +49,6 @@ def cell_dir(out_dir: Path, cell: Cell) -> Path:
 def log_dir(out_dir: Path) -> Path:
     """Where a run's inspect_ai eval logs go: ``inspect view --log-dir`` this folder."""
     return out_dir / "logs"
-
-
-def resolve_data_dir(config: StudyConfig) -> Path:
-    """The benchmark folder: the config's ``data_dir``, else ``MEMDIR_DATA_DIR``.
-
-    Raises:
-        ConfigError: Neither is set.
-    """
-    found = config.data_dir or get_settings().data_dir
-    if found is None:
-        raise ConfigError("no benchmark folder: set data_dir in the config or MEMDIR_DATA_DIR")
-    return Path(found).expanduser()
 
 
 class _Study:
@@ -157,9 +144,12 @@ def _previous(folder: Path, cell: Cell) -> CellStatus:
 
 async def run_study_async(
     config: StudyConfig, out_dir: str | Path, *, models: Mapping[str, Model] | None = None,
-    progress: ProgressFn | None = None,
+    progress: ProgressFn | None = None, data_dir: str | Path | None = None,
 ) -> list[CellStatus]:
     """Run (or resume) every cell of ``config`` into ``out_dir``.
+
+    Every benchmark file is loaded and every conversation resolved before the first
+    cell runs (:func:`memdir.study.check_data`), so bad data stops the run at once.
 
     Args:
         config: The study.
@@ -167,12 +157,18 @@ async def run_study_async(
         models: Configured inspect_ai models to use for some model names (tests pass
             scripted ``mockllm/model`` instances here); other names are resolved as usual.
         progress: Called as each cell starts and after each answered question.
+        data_dir: The benchmark folder; before ``MEMDIR_DATA_DIR`` and the config's.
 
     Returns:
         The status of every cell, in config order.
+
+    Raises:
+        memdir.study.DataError: No benchmark folder, or its files miss or break
+            something the cells need.
+        ValueError: ``out_dir`` holds a run of a different config.
     """
     out = Path(out_dir)
-    data_dir = resolve_data_dir(config)
+    data_dir = check_data(config, resolve_data_dir(config, data_dir)).folder
     cells = config.cells()
     write_manifest(config, cells, out, data_dir)
     study = _Study(config, out, data_dir, models or {}, progress)
@@ -181,7 +177,9 @@ async def run_study_async(
 
 def run_study(config: StudyConfig, out_dir: str | Path, *,
               models: Mapping[str, Model] | None = None,
-              progress: ProgressFn | None = None) -> list[CellStatus]:
+              progress: ProgressFn | None = None,
+              data_dir: str | Path | None = None) -> list[CellStatus]:
     """Synchronous wrapper of :func:`run_study_async`."""
-    return asyncio.run(run_study_async(config, out_dir, models=models, progress=progress))
+    return asyncio.run(run_study_async(config, out_dir, models=models, progress=progress,
+                                       data_dir=data_dir))
 
