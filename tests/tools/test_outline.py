@@ -56,3 +56,16 @@ async def test_section_read_in_70000_headings_finds_the_last_and_bounds_a_miss(
     assert miss.is_error and "No section matches Nowhere" in miss.content
     assert len(miss.content) < 4_000
     assert f"[... {HEADINGS - 50:,} more headings; toc lists the file's outline]" in miss.content
+
+
+async def test_an_ambiguous_heading_lists_the_first_fifty_matches(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s", create=True)
+    store.write("/memories/n.md", FRONT + "".join(f"# Part {n}\n## Notes\n" for n in range(60)))
+    result = await read_set(store).call("section_read", {"path": "/memories/n.md",
+                                                         "heading_path": ["Notes"]})
+    assert result.is_error
+    lines = result.content.splitlines()
+    assert "matches 60 sections" in lines[0]
+    assert lines[1:3] == ["  Part 0 > Notes (line 6)", "  Part 1 > Notes (line 8)"]
+    assert lines[-1] == "  [... 10 more matches; toc lists the file's outline]"
+    assert len(lines) == 1 + 50 + 1

@@ -162,7 +162,8 @@ def sections(body: str, first_line: int = 1) -> list[Section]:
 
 
 def _norm(label: str) -> str:
-    return re.sub(r"\s+", " ", label.lstrip("#").strip()).casefold()
+    # str.split() splits on the same whitespace as the pattern \s+ and drops it at the ends.
+    return " ".join(label.lstrip("#").split()).casefold()
 
 
 def find_section(body: str, path: list[str] | tuple[str, ...], first_line: int = 1) -> Section:
@@ -187,7 +188,8 @@ def find_section(body: str, path: list[str] | tuple[str, ...], first_line: int =
             normed[label] = _norm(label)
         return normed[label]
 
-    matches = [s for s in all_sections if _matches(tuple(map(norm, s.path)), wanted)]
+    matches = [s for s in all_sections
+               if norm(s.heading.text) == wanted[-1] and _matches(tuple(map(norm, s.path)), wanted)]
     exact = [s for s in matches if len(s.path) == len(wanted)]
     if len(exact) == 1:
         return exact[0]
@@ -197,13 +199,17 @@ def find_section(body: str, path: list[str] | tuple[str, ...], first_line: int =
         if not all_sections:
             raise LookupError("The file has no headings; read it with view instead.")
         outline = _listed(
-            [f"  {'#' * s.heading.level} {s.heading.text} (line {s.start})" for s in all_sections],
-            "headings",
+            [f"  {'#' * s.heading.level} {s.heading.text} (line {s.start})"
+             for s in all_sections[: MAX_LISTED + 1]],
+            len(all_sections), "headings",
         )
         raise LookupError(
             f"No section matches {' > '.join(path)}. The file's headings are:\n{outline}"
         )
-    listed = _listed([f"  {' > '.join(s.path)} (line {s.start})" for s in matches], "matches")
+    listed = _listed(
+        [f"  {' > '.join(s.path)} (line {s.start})" for s in matches[: MAX_LISTED + 1]],
+        len(matches), "matches",
+    )
     raise LookupError(
         f"{' > '.join(path)} matches {len(matches)} sections; give a longer path:\n{listed}"
     )
@@ -213,10 +219,11 @@ MAX_LISTED = 50
 """Headings or matches an error lists before it says how many more there are."""
 
 
-def _listed(rows: list[str], what: str) -> str:
-    if len(rows) <= MAX_LISTED:
+def _listed(rows: list[str], total: int, what: str) -> str:
+    """The first rows of ``total``, and how many more there are."""
+    if total <= MAX_LISTED:
         return "\n".join(rows)
-    more = len(rows) - MAX_LISTED
+    more = total - MAX_LISTED
     return "\n".join(rows[:MAX_LISTED]) + (
         f"\n  [... {more:,} more {what}; toc lists the file's outline]"
     )
