@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from _baseline import add_baseline_options, measure_baseline
 
 FRONT = "---\nname: heads\ndescription: many headings\n---\n"
 
@@ -73,21 +72,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--headings", type=int, default=70_000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--baseline-src", type=Path, default=None,
-                        help="a src/ folder of other memdir code to measure the same way")
-    parser.add_argument("--json", action="store_true", help="print the timings as JSON only")
+    add_baseline_options(parser)
     args = parser.parse_args()
     now = measure(args.headings, args.repeats)
     if args.json:
         print(json.dumps(now))
         return
-    before = None
-    if args.baseline_src is not None:
-        env = {**os.environ, "PYTHONPATH": str(args.baseline_src.resolve())}
-        done = subprocess.run([sys.executable, __file__, "--headings", str(args.headings),
-                               "--repeats", str(args.repeats), "--json"],
-                              env=env, capture_output=True, text=True, check=True)
-        before = json.loads(done.stdout)
+    before = measure_baseline(__file__, args.baseline_src,
+                              ["--headings", str(args.headings), "--repeats", str(args.repeats)])
     read_now = now["read the file (baseline)"][0]
     print(f"{args.headings:,} headings, best of {args.repeats}")
     head = f"{'operation':<28}{'ms':>10}{'x read':>9}{'chars':>11}"

@@ -27,6 +27,8 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from _baseline import add_baseline_options, measure_baseline
+
 SECRET = "HOSTSECRET-7d1f"
 DOC = "---\nname: {name}\ndescription: {name}\n---\n# Notes\n{body}\n"
 
@@ -194,21 +196,14 @@ def main() -> None:
     parser.add_argument("--attempts", type=int, default=10_000)
     parser.add_argument("--surface", choices=["memdir", "anthropic"], default="memdir",
                         help="the write and read tool sets, or the Anthropic memory tool profile")
-    parser.add_argument("--baseline-src", type=Path, default=None,
-                        help="a src/ folder of other memdir code to measure the same way")
-    parser.add_argument("--json", action="store_true", help="print the counts as JSON only")
+    add_baseline_options(parser)
     args = parser.parse_args()
     counts = run(args.attempts, args.surface)
     if args.json:
         print(json.dumps(counts))
         return
-    baseline = None
-    if args.baseline_src is not None:
-        env = {**os.environ, "PYTHONPATH": str(args.baseline_src.resolve())}
-        done = subprocess.run([sys.executable, __file__, "--attempts", str(args.attempts),
-                               "--surface", args.surface, "--json"],
-                              env=env, capture_output=True, text=True, check=True)
-        baseline = json.loads(done.stdout)
+    baseline = measure_baseline(__file__, args.baseline_src,
+                                ["--attempts", str(args.attempts), "--surface", args.surface])
     print(f"{'tool call':<14}{'attempts':>10}{'escapes':>10}" + (
         f"{'baseline escapes':>18}" if baseline else ""))
     for name, count in counts.items():
