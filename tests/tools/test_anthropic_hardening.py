@@ -22,6 +22,7 @@ PATHS = st.sampled_from([
     "/memories", "/memories/a", "/memories/notes.xml", "/memories/people",
     "/memories/people/c.txt", "/memories/people/secret.md", "/memories/x/y/z",
     "/memories/x/y/secret.md", "/memories/link.md", "/memories/pipe.md", "/memories/a.md",
+    "/memories/fresh/n.txt", "/memories/moved", "/memories/people/new.txt",
 ])
 STEPS: Counter[str] = Counter()
 """Commands sent per outcome, over every run of the machine (for a longer run's report)."""
