@@ -1,14 +1,17 @@
 """Racing swapper: how many tool calls act outside the store while a folder is swapped for a link.
 
-A thread swaps the store folder ``people`` for a symbolic link to a host folder
-(and back) as fast as it can, while every tool of the write and read sets runs
-against paths inside ``people``. An *escape* is any call whose result shows
-the host folder's secret, or after which the host folder changed (a file
-created, edited, moved or deleted there). The baseline is the same count for
-the code at another source tree (``--baseline-src``, e.g. the worktree of an
-older commit), measured in the same run in a subprocess.
+A separate process swaps the store folder ``people`` for a symbolic link to a
+host folder (and back) as fast as it can, while tool calls run against paths
+inside ``people``: every tool of the write and read sets (``--surface memdir``),
+or every command of the Anthropic memory tool profile (``--surface anthropic``,
+the default for ``memory_20250818`` blocks). An *escape* is any call whose
+result shows the host folder's secret, or after which the host folder changed
+(a file created, edited, moved or deleted there). The baseline is the same
+count for the code at another source tree (``--baseline-src``, e.g. the
+worktree of an older commit), measured in the same run in a subprocess.
 
-Run: ``.venv/bin/python benchmarks/race.py [--attempts 10000] [--baseline-src ../wt-old/src]``
+Run: ``.venv/bin/python benchmarks/race.py [--surface anthropic] [--attempts 10000]
+[--baseline-src ../wt-old/src]``
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from _baseline import add_baseline_options, measure_baseline
 
 SECRET = "HOSTSECRET-7d1f"
 DOC = "---\nname: {name}\ndescription: {name}\n---\n# Notes\n{body}\n"
@@ -72,10 +78,46 @@ def _calls(i: int) -> list[tuple[str, dict[str, object]]]:
     ]
 
 
-def run(attempts: int) -> dict[str, dict[str, int]]:
-    """Run ``attempts`` calls per tool; return attempts and escapes per tool."""
+def _anthropic_calls(i: int) -> list[tuple[str, dict[str, object]]]:
+    return [
+        ("view", {"path": "/memories/people/alice.md"}),
+        ("view", {"path": "/memories/people"}),
+        ("create", {"path": f"/memories/people/new-{i}.txt", "file_text": "x"}),
+        ("str_replace", {"path": "/memories/people/alice.md", "old_str": "# Notes",
+                         "new_str": "# Notes"}),
+        ("insert", {"path": "/memories/people/alice.md", "insert_line": 5, "insert_text": "y"}),
+        ("delete", {"path": f"/memories/people/new-{i}.txt"}),
+        ("create", {"path": f"/memories/people/sub/deep/x-{i}", "file_text": "x"}),
+        ("rename", {"old_path": "/memories/people/sub", "new_path": "/memories/moved-sub"}),
+        ("rename", {"old_path": "/memories/moved-sub", "new_path": "/memories/people/sub"}),
+        ("delete", {"path": "/memories/people/sub"}),
+        ("rename", {"old_path": "/memories/people/bob.md", "new_path": "/memories/bob.txt"}),
+        ("rename", {"old_path": "/memories/bob.txt", "new_path": "/memories/people/bob.md"}),
+    ]
+
+
+Calls = Callable[[int], list[tuple[str, dict[str, object]]]]
+
+
+def _surface(store: object, surface: str) -> tuple[dict[str, Callable[..., Awaitable[object]]],
+                                                   Calls]:
+    """The callables of a surface by name, and the calls of one attempt."""
     from memdir.store import Store
     from memdir.tools._memory import read_set, write_set
+
+    assert isinstance(store, Store)
+    if surface == "anthropic":
+        from memdir.tools._anthropic_profile import AnthropicMemoryCommands
+
+        commands = AnthropicMemoryCommands(store)
+        return {name: getattr(commands, name) for name, _ in _anthropic_calls(0)}, _anthropic_calls
+    specs = {**write_set(store).tools, **read_set(store).tools}
+    return {name: specs[name].fn for name, _ in _calls(0)}, _calls
+
+
+def run(attempts: int, surface: str = "memdir") -> dict[str, dict[str, int]]:
+    """Run ``attempts`` rounds of calls; return attempts and escapes per tool."""
+    from memdir.store import Store
 
     with tempfile.TemporaryDirectory(prefix="memdir-race-") as tmp:
         base = Path(tmp)
@@ -85,8 +127,8 @@ def run(attempts: int) -> dict[str, dict[str, int]]:
             (host / f"{name}.md").write_text(DOC.format(name=name.split("/")[-1], body=SECRET))
         store = Store(base / "store", create=True)
         people = store.root / "people"
-        tools = {**write_set(store).tools, **read_set(store).tools}
-        counts = {name: {"attempts": 0, "escapes": 0} for name, _ in _calls(0)}
+        tools, calls = _surface(store, surface)
+        counts = {name: {"attempts": 0, "escapes": 0} for name, _ in calls(0)}
 
         def settle() -> None:
             # The swapper is stopped; undo a swap it may be in the middle of.
@@ -100,18 +142,17 @@ def run(attempts: int) -> dict[str, dict[str, int]]:
             (people / "sub").mkdir(parents=True, exist_ok=True)
             for name in ("alice", "bob", "sub/x"):
                 target = people / f"{name}.md"
-                if not target.exists():
+                if name == "alice" or not target.exists():  # alice: undo the inserts
                     target.write_text(DOC.format(name=name.split("/")[-1], body="body"))
 
 
         async def attack() -> None:
             expected = _host_state(host)
             for i in range(attempts):
-                for name, args in _calls(i):
-                    spec = tools[name]
+                for name, args in calls(i):
                     counts[name]["attempts"] += 1
                     try:
-                        result = await spec.fn(**args)
+                        result = await tools[name](**args)
                         text = str(result)
                     except Exception as exc:  # noqa: BLE001 - every failure is counted as text
                         text = str(exc)
@@ -153,20 +194,16 @@ def _restore_host(host: Path, expected: dict[str, bytes | None]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--attempts", type=int, default=10_000)
-    parser.add_argument("--baseline-src", type=Path, default=None,
-                        help="a src/ folder of other memdir code to measure the same way")
-    parser.add_argument("--json", action="store_true", help="print the counts as JSON only")
+    parser.add_argument("--surface", choices=["memdir", "anthropic"], default="memdir",
+                        help="the write and read tool sets, or the Anthropic memory tool profile")
+    add_baseline_options(parser)
     args = parser.parse_args()
-    counts = run(args.attempts)
+    counts = run(args.attempts, args.surface)
     if args.json:
         print(json.dumps(counts))
         return
-    baseline = None
-    if args.baseline_src is not None:
-        env = {**os.environ, "PYTHONPATH": str(args.baseline_src.resolve())}
-        done = subprocess.run([sys.executable, __file__, "--attempts", str(args.attempts),
-                               "--json"], env=env, capture_output=True, text=True, check=True)
-        baseline = json.loads(done.stdout)
+    baseline = measure_baseline(__file__, args.baseline_src,
+                                ["--attempts", str(args.attempts), "--surface", args.surface])
     print(f"{'tool call':<14}{'attempts':>10}{'escapes':>10}" + (
         f"{'baseline escapes':>18}" if baseline else ""))
     for name, count in counts.items():

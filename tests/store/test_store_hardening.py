@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -25,7 +28,8 @@ from memdir.store import (
     parse_file,
 )
 from memdir.store._paths import os_error
-from memdir.tools import ToolSet
+from memdir.tools import ToolError, ToolSet
+from memdir.tools._anthropic_profile import AnthropicMemoryCommands
 from memdir.tools._memory import read_set, write_set
 
 DOC = "---\nname: {name}\ndescription: {name} notes\n---\n# Notes\nbody\n"
@@ -104,6 +108,100 @@ async def test_a_racing_swapper_never_gets_a_tool_outside_the_store(store: Store
         swapper.kill()
         swapper.wait()
     assert escapes == []
+    assert _state(host) == before
+
+
+def _anthropic_calls(i: int) -> list[tuple[str, dict[str, object]]]:
+    return [
+        ("view", {"path": "/memories/people/alice.md"}),
+        ("view", {"path": "/memories/people"}),
+        ("create", {"path": f"/memories/people/n{i}.txt", "file_text": "x"}),
+        ("str_replace", {"path": "/memories/people/alice.md", "old_str": "# Notes",
+                         "new_str": "# Notes"}),
+        ("insert", {"path": "/memories/people/alice.md", "insert_line": 5, "insert_text": "y"}),
+        ("delete", {"path": f"/memories/people/n{i}.txt"}),
+        ("create", {"path": f"/memories/people/sub/deep/x{i}", "file_text": "x"}),
+        ("rename", {"old_path": "/memories/people/sub", "new_path": "/memories/moved"}),
+        ("rename", {"old_path": "/memories/moved", "new_path": "/memories/people/sub"}),
+        ("delete", {"path": "/memories/people/sub"}),
+        ("rename", {"old_path": "/memories/people/bob.md", "new_path": "/memories/bob.txt"}),
+        ("rename", {"old_path": "/memories/bob.txt", "new_path": "/memories/people/bob.md"}),
+    ]
+
+
+async def test_a_racing_swapper_never_gets_an_anthropic_command_outside_the_store(
+        store: Store, tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    (host / "sub").mkdir(parents=True)
+    for name in ("alice", "bob", "sub/x"):
+        (host / f"{name}.md").write_text(DOC.format(name=name.split("/")[-1]) + SECRET)
+    before = _state(host)
+    for name in ("alice", "bob"):
+        store.write(f"/memories/people/{name}.md", DOC.format(name=name))
+    commands = AnthropicMemoryCommands(store)
+    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(store.root / "people"),
+                                str(host), "4000"])
+    escapes, done = [], Counter[str]()
+    try:
+        for i in range(30):
+            for name, args in _anthropic_calls(i):
+                try:
+                    text = await getattr(commands, name)(**args)
+                    done[f"{name} ok"] += 1
+                except ToolError as exc:
+                    text = str(exc)
+                if SECRET in text or _state(host) != before:
+                    escapes.append((name, args, text))
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert escapes == []
+    assert _state(host) == before
+    assert sum(done.values()) > 0  # the commands also got through between swaps
+
+
+@pytest.mark.parametrize("command", ["create", "str_replace", "insert", "delete", "rename",
+                                     "rename into"])
+def test_an_anthropic_command_waiting_for_the_lock_is_not_redirected_by_a_swap(
+        store: Store, tmp_path: Path, command: str) -> None:
+    """The folder is swapped for a link while the command waits for the lock (held by,
+    say, a shell call), i.e. after its path was checked: the act must still stay inside."""
+    host = tmp_path / "host"
+    (host / "sub").mkdir(parents=True)
+    (host / "alice.md").write_text("# Notes\n" + SECRET + "\n")
+    (host / "sub" / "x.md").write_text(SECRET)
+    before = _state(host)
+    store.write("/memories/people/alice.md", DOC.format(name="alice"))
+    store.write("/memories/people/sub/x.md", DOC.format(name="x"))
+    commands = AnthropicMemoryCommands(store)
+    call = {
+        "create": lambda: commands.create("/memories/people/new.txt", "x"),
+        "str_replace": lambda: commands.str_replace("/memories/people/alice.md", "# Notes", "#"),
+        "insert": lambda: commands.insert("/memories/people/alice.md", 0, "x"),
+        "delete": lambda: commands.delete("/memories/people/sub"),
+        "rename": lambda: commands.rename("/memories/people/sub", "/memories/moved"),
+        "rename into": lambda: commands.rename("/memories/moved.md", "/memories/people/m.md"),
+    }[command]
+    store.write("/memories/moved.md", DOC.format(name="moved"))
+    holder = Store(store.root)
+    outcome: list[str] = []
+
+    def act() -> None:
+        try:
+            outcome.append(asyncio.run(call()))
+        except ToolError as exc:
+            outcome.append(f"refused: {exc}")
+
+    with holder.locked():
+        worker = threading.Thread(target=act)
+        worker.start()
+        time.sleep(0.3)  # the command has checked its path and waits for the lock
+        people = store.root / "people"
+        people.rename(store.root / "people-aside")
+        people.symlink_to(host)
+    worker.join(30)
+    assert outcome and outcome[0].startswith("refused") and "symbolic link" in outcome[0]
+    assert SECRET not in outcome[0]
     assert _state(host) == before
 
 

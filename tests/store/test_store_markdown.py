@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memdir.store import find_section, headings, sections, xrefs
+from memdir.store._markdown import parsed_headings
 
 BODY = """# Alice
 
@@ -91,3 +94,46 @@ def test_xrefs_with_and_without_sections() -> None:
         ("/memories/people/maya.md", ("Home",), 5),
         ("/memories/a.md", ("A b",), 5),
     ]
+
+
+# Line shapes around the ATX heading rule, and lines that open other blocks (which
+# send a body to markdown-it); any text may follow.
+LINE_SHAPES = ["# a", "## b #", "#x", "####### g", "#", "# ", "#\tq", "# a ##", "# a#", "# #",
+               "#  a  ", "### ###", "#\t#\t", "\\# x", "## x\\#", "###### six", "text", "",
+               "   ", "\t", "a # b", "- item", "```", "~~~", "> q", "===", "---", "1. x", "<div>",
+               "    code", "* x", "[r]: /u", "_ _ _", "+ y", "\r", "a\rb", "\x00"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=st.lists(st.sampled_from(LINE_SHAPES) | st.text(max_size=6), max_size=10),
+       newline=st.booleans())
+def test_the_line_scan_finds_the_headings_markdown_it_finds(lines: list[str],
+                                                            newline: bool) -> None:
+    body = "\n".join(lines) + ("\n" if newline else "")
+    assert headings(body, 3) == parsed_headings(body, 3)
+
+
+def _sections_by_definition(body: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """Each section's path and lines straight from the definition (quadratic)."""
+    heads = headings(body)
+    last = body.count("\n") + (0 if body.endswith("\n") else 1)
+    found = []
+    for i, head in enumerate(heads):
+        later = [h for h in heads[i + 1 :] if h.level <= head.level]
+        end = later[0].line - 1 if later else last
+        # An enclosing heading: lower level, and no heading of its level or lower in between.
+        outer = [h.text for j, h in enumerate(heads[:i]) if h.level < head.level
+                 and all(k.level > h.level for k in heads[j + 1 : i])]
+        found.append(((*outer, head.text), head.line, max(end, head.line)))
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(levels=st.lists(st.integers(1, 6), max_size=30), gaps=st.lists(st.integers(0, 2)))
+def test_sections_in_one_pass_equal_the_definition(levels: list[int], gaps: list[int]) -> None:
+    lines = []
+    for n, level in enumerate(levels):
+        lines.append(f"{'#' * level} h{n}")
+        lines += ["text"] * (gaps[n] if n < len(gaps) else 0)
+    body = "\n".join(lines) + "\n"
+    assert [(s.path, s.start, s.end) for s in sections(body)] == _sections_by_definition(body)

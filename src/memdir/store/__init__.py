@@ -4,6 +4,7 @@ This package never imports a model, an agent or the command line.
 """
 
 from memdir.store._document import Document, load_document, parse_document
+from memdir.store._entries import Entries, Folder, Found, FoundType
 from memdir.store._errors import (
     ConflictError,
     FileExistsInStoreError,
@@ -58,11 +59,15 @@ __all__ = [
     "ConflictError",
     "Defect",
     "Document",
+    "Entries",
     "Entry",
     "EntryKind",
     "FileExistsInStoreError",
     "FileTooLargeError",
     "Finding",
+    "Folder",
+    "Found",
+    "FoundType",
     "Frontmatter",
     "Heading",
     "MARKDOWN",

@@ -23,6 +23,7 @@ __all__ = [
     "XRef",
     "find_section",
     "headings",
+    "parsed_headings",
     "sections",
     "xrefs",
 ]
@@ -70,10 +71,23 @@ def _parser() -> MarkdownIt:
 def headings(body: str, first_line: int = 1) -> list[Heading]:
     """List the headings of a markdown body.
 
+    A body made only of ATX headings, blank lines and paragraph lines (no line
+    starts with what could open a list, quote, fence, code or HTML block, a
+    reference, a rule or a setext underline) is read line by line, with
+    markdown-it's own heading rule; any other body goes through markdown-it.
+    Both give the same headings (a property test checks this); the line scan
+    is some thirty times faster on a file of tens of thousands of headings.
+
     Args:
         body: Markdown text (without frontmatter).
         first_line: The file line number of the body's first line.
     """
+    plain = _plain_headings(body, first_line)
+    return plain if plain is not None else parsed_headings(body, first_line)
+
+
+def parsed_headings(body: str, first_line: int = 1) -> list[Heading]:
+    """The headings of a body as markdown-it's block parser finds them."""
     tokens = _parser().parse(body)
     found: list[Heading] = []
     for index, token in enumerate(tokens):
@@ -85,29 +99,71 @@ def headings(body: str, first_line: int = 1) -> list[Heading]:
     return found
 
 
+# First characters of a line that may open something other than a paragraph or an
+# ATX heading in CommonMark (indentation, fences, quotes, rules, lists, setext
+# underlines, references, HTML blocks).
+_BLOCK_STARTS = frozenset(" \t`~>*-_+=[<0123456789")
+
+
+def _plain_headings(body: str, first_line: int) -> list[Heading] | None:
+    """The headings of a body with no block structure beyond them, or None for any other body."""
+    if "\r" in body or "\0" in body:
+        return None  # markdown-it normalises these first, which moves lines or text
+    found: list[Heading] = []
+    for index, line in enumerate(body.split("\n")):
+        if not line:
+            continue
+        first = line[0]
+        if first == "#":
+            heading = _atx(line, index + first_line)
+            if heading is not None:
+                found.append(heading)
+        elif first in _BLOCK_STARTS and line.strip(" \t"):
+            return None
+    return found
+
+
+def _atx(line: str, number: int) -> Heading | None:
+    """``line`` as an ATX heading by markdown-it's rule (``heading.py``), or None."""
+    level = len(line) - len(line.lstrip("#"))
+    if level > 6 or (level < len(line) and line[level] not in " \t"):
+        return None
+    end = len(line.rstrip(" \t"))
+    end = max(end, level)
+    closing = len(line[:end].rstrip("#"))
+    if closing > level and line[closing - 1] in " \t":
+        end = closing
+    return Heading(level, line[level:end].strip(), number)
+
+
 def sections(body: str, first_line: int = 1) -> list[Section]:
-    """All sections of a body, in document order, each with its heading path."""
+    """All sections of a body, in document order, each with its heading path.
+
+    One pass over the headings: a heading closes every open section of its
+    level or deeper (they end on the line before it), so the work is linear in
+    the number of headings.
+    """
     heads = headings(body, first_line)
     last_line = first_line + body.count("\n")
     if body.endswith("\n"):
         last_line -= 1
-    result: list[Section] = []
-    stack: list[Heading] = []
+    ends = [last_line] * len(heads)
+    paths: list[tuple[str, ...]] = []
+    open_: list[int] = []  # indices of the sections still open, outermost first
     for index, head in enumerate(heads):
-        while stack and stack[-1].level >= head.level:
-            stack.pop()
-        stack.append(head)
-        end = last_line
-        for later in heads[index + 1 :]:
-            if later.level <= head.level:
-                end = later.line - 1
-                break
-        result.append(Section(head, tuple(h.text for h in stack), head.line, max(end, head.line)))
-    return result
+        while open_ and heads[open_[-1]].level >= head.level:
+            ends[open_.pop()] = head.line - 1
+        open_.append(index)
+        paths.append(tuple(heads[i].text for i in open_))
+    return [
+        Section(head, path, head.line, max(end, head.line))
+        for head, path, end in zip(heads, paths, ends, strict=True)
+    ]
 
 
 def _norm(label: str) -> str:
-    return re.sub(r"\s+", " ", label.lstrip("#").strip()).casefold()
+    # str.split() splits on the same whitespace as the pattern \s+ and drops it at the ends.
+    return " ".join(label.lstrip("#").split()).casefold()
 
 
 def find_section(body: str, path: list[str] | tuple[str, ...], first_line: int = 1) -> Section:
@@ -125,24 +181,51 @@ def find_section(body: str, path: list[str] | tuple[str, ...], first_line: int =
     if not wanted:
         raise LookupError("Give at least one heading, e.g. ['Work', 'Projects'].")
     all_sections = sections(body, first_line)
-    matches = [s for s in all_sections if _matches(tuple(_norm(p) for p in s.path), wanted)]
+    normed: dict[str, str] = {}  # each distinct heading text is normalised once
+
+    def norm(label: str) -> str:
+        if label not in normed:
+            normed[label] = _norm(label)
+        return normed[label]
+
+    matches = [s for s in all_sections
+               if norm(s.heading.text) == wanted[-1] and _matches(tuple(map(norm, s.path)), wanted)]
     exact = [s for s in matches if len(s.path) == len(wanted)]
     if len(exact) == 1:
         return exact[0]
     if len(matches) == 1:
         return matches[0]
-    outline = "\n".join(
-        f"  {'#' * s.heading.level} {s.heading.text} (line {s.start})" for s in all_sections
-    )
     if not matches:
+        if not all_sections:
+            raise LookupError("The file has no headings; read it with view instead.")
+        outline = _listed(
+            [f"  {'#' * s.heading.level} {s.heading.text} (line {s.start})"
+             for s in all_sections[: MAX_LISTED + 1]],
+            len(all_sections), "headings",
+        )
         raise LookupError(
             f"No section matches {' > '.join(path)}. The file's headings are:\n{outline}"
-            if all_sections
-            else "The file has no headings; read it with view instead."
         )
-    listed = "\n".join(f"  {' > '.join(s.path)} (line {s.start})" for s in matches)
+    listed = _listed(
+        [f"  {' > '.join(s.path)} (line {s.start})" for s in matches[: MAX_LISTED + 1]],
+        len(matches), "matches",
+    )
     raise LookupError(
         f"{' > '.join(path)} matches {len(matches)} sections; give a longer path:\n{listed}"
+    )
+
+
+MAX_LISTED = 50
+"""Headings or matches an error lists before it says how many more there are."""
+
+
+def _listed(rows: list[str], total: int, what: str) -> str:
+    """The first rows of ``total``, and how many more there are."""
+    if total <= MAX_LISTED:
+        return "\n".join(rows)
+    more = total - MAX_LISTED
+    return "\n".join(rows[:MAX_LISTED]) + (
+        f"\n  [... {more:,} more {what}; toc lists the file's outline]"
     )
 
 

@@ -5,11 +5,15 @@ Claude is trained on the ``memory_20250818`` tool as the Anthropic SDK's
 frontmatter, ``..`` folded into the path, lenient ``view_range``, folders that
 stay when emptied, and result texts of a fixed shape. :class:`AnthropicMemoryCommands`
 gives the same outcome and the same text for every command that tool accepts,
-while keeping memdir's confinement: every path is checked by the store
-(:func:`memdir.store.resolve` with the ``ANY_NAME`` policy), so nothing leaves the root,
-no symbolic link is followed out of it or read through, hidden names stay
-reserved for memdir's own state, and writes are atomic under the store's lock
-and within its size cap.
+while keeping memdir's confinement. Every path is checked by the store (any
+file name, no hidden or ``..`` component), and every act goes through the
+store's directory handles (:class:`memdir.store.Entries`): folders are opened
+one at a time from the root without following a link, and the read, write,
+delete or rename happens relative to the last folder's handle. So nothing
+leaves the root, no symbolic link is followed or read through, a process that
+swaps a folder for a link while a command runs cannot redirect it, hidden
+names stay reserved for memdir's own state, and writes are atomic under the
+store's lock and within its size cap.
 
 Where memdir deliberately answers differently, the reason is listed in
 ``tests/tools/test_anthropic_differential.py`` (``DELIBERATE``).
@@ -17,16 +21,12 @@ Where memdir deliberately answers differently, the reason is listed in
 
 from __future__ import annotations
 
-import errno
-import os
 import posixpath
-import shutil
-import stat
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from typing import Final
 
-from memdir.store import ANY_NAME, ROOT, Store, StoreError, StorePath, atomic_write, resolve
+from memdir.store import ROOT, Entries, Folder, NotFoundError, Store, StoreError, to_virtual
 from memdir.tools._spec import ToolError, tool_flags
 
 __all__ = ["AnthropicMemoryCommands"]
@@ -70,10 +70,12 @@ class AnthropicMemoryCommands:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.entries = Entries(store)
 
     # -- paths ---------------------------------------------------------------
 
-    def _locate(self, path: object) -> StorePath:
+    def _locate(self, path: object) -> tuple[str, ...]:
+        """The components below the root of a path as the reference reads it."""
         if not isinstance(path, str) or not path.startswith(ROOT):
             raise ToolError(f"Path must start with {ROOT}, got: {path}")
         rest = path[len(ROOT) :]
@@ -86,23 +88,12 @@ class AnthropicMemoryCommands:
         if folded != ROOT and not folded.startswith(ROOT + "/"):
             raise ToolError(f"Path {path} would escape {ROOT} directory")
         try:
-            return resolve(self.store.root, folded, "any", ANY_NAME)
+            return self.entries.split(folded)
         except StoreError as exc:
             raise ToolError(str(exc)) from None
 
-    def _read(self, target: StorePath, path: str) -> str:
-        try:
-            fd = os.open(target.host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except FileNotFoundError:
-            raise ToolError(_missing(path)) from None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise ToolError(_link_refused(path)) from None
-            raise
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise ToolError(f"The path {path} is not a file.")
-            data = handle.read()
+    def _text(self, folder: Folder, name: str, path: str) -> str:
+        data = folder.read(name)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -111,41 +102,30 @@ class AnthropicMemoryCommands:
                 "delete it or rename it out of the way."
             ) from None
 
-    def _write(self, target: StorePath, text: str) -> None:
-        data = text.encode("utf-8")
-        if len(data) > self.store.max_file_bytes:
-            raise ToolError(
-                f"The new content of {target.virtual} would be {len(data):,} bytes, over the "
-                f"store's cap of {self.store.max_file_bytes:,} bytes per file. Split it into "
-                "several files."
-            )
-        atomic_write(target.host, data)
-        self.store.note_change()
+    def _blocked(self, parts: tuple[str, ...]) -> ToolError:
+        """The error for a file where a folder above ``parts`` should be."""
+        found = self.entries.blocker(parts[:-1])
+        where = found.virtual if found is not None else to_virtual(parts[:-1])
+        return ToolError(
+            f"{where} is a file, so it cannot hold other files; "
+            "choose a path whose folders are folders."
+        )
 
-    def _make_parents(self, target: StorePath) -> None:
-        """Create the missing folders above ``target``, as the reference does first.
-
-        A file on the way stops it quietly (the reference's write then fails);
-        :meth:`_check_parent` says so once nothing else is wrong.
-        """
-        parent = target.host.parent
-        missing: list[Path] = []
-        while not os.path.lexists(parent):
-            missing.append(parent)
-            parent = parent.parent
-        if parent.is_dir() and not parent.is_symlink():
-            for folder in reversed(missing):
-                folder.mkdir(exist_ok=True)
-
-    def _check_parent(self, target: StorePath) -> None:
-        parent = target.host.parent
-        if not parent.is_dir() or parent.is_symlink():
-            while not os.path.lexists(parent):
-                parent = parent.parent
-            raise ToolError(
-                f"{self.store.virtual(parent)} is a file, so it cannot hold other files; "
-                "choose a path whose folders are folders."
-            )
+    @contextmanager
+    def _existing_file(self, path: str) -> Iterator[tuple[Folder, str]]:
+        """The folder holding the regular file ``path`` and its name; anything else is refused."""
+        parts = self._locate(path)
+        if not parts:
+            raise ToolError(f"The path {path} is not a file.")
+        with _tool_errors(_missing(path)), self.entries.folder(parts[:-1]) as folder:
+            found = folder.lookup(parts[-1])
+            if found is None:
+                raise ToolError(_missing(path))
+            if found.type == "link":
+                raise ToolError(_link_refused(path))
+            if found.type != "file":
+                raise ToolError(f"The path {path} is not a file.")
+            yield folder, parts[-1]
 
     # -- commands ------------------------------------------------------------
 
@@ -158,18 +138,23 @@ class AnthropicMemoryCommands:
             view_range: Optional [start, end] line numbers of a file, 1-based and
                 inclusive; end -1 means to the end of the file.
         """
-        target = self._locate(path)
-        try:
-            leaf = os.lstat(target.host)
-        except (FileNotFoundError, NotADirectoryError):
-            raise ToolError(_missing(path)) from None
-        if stat.S_ISLNK(leaf.st_mode):
-            raise ToolError(_link_refused(path))
-        if stat.S_ISDIR(leaf.st_mode):
-            return self._listing(target.host, path, leaf.st_size)
-        if not stat.S_ISREG(leaf.st_mode):
-            raise ToolError(f"Unsupported file type for {path}")
-        lines = self._read(target, path).split("\n")
+        parts = self._locate(path)
+        with _tool_errors(_missing(path)):
+            if not parts:
+                with self.entries.folder(()) as root:
+                    return self._listing(root, path)
+            with self.entries.folder(parts[:-1]) as parent:
+                found = parent.lookup(parts[-1])
+                if found is None:
+                    raise ToolError(_missing(path))
+                if found.type == "link":
+                    raise ToolError(_link_refused(path))
+                if found.type == "dir":
+                    with parent.child(parts[-1]) as folder:
+                        return self._listing(folder, path)
+                if found.type != "file":
+                    raise ToolError(f"Unsupported file type for {path}")
+                lines = self._text(parent, parts[-1], path).split("\n")
         if len(lines) > _MAX_LINES:
             raise ToolError(f"File {path} exceeds maximum line limit of 999,999 lines.")
         first = 1
@@ -185,26 +170,14 @@ class AnthropicMemoryCommands:
             first = start + 1
         return f"Here's the content of {path} with line numbers:\n" + _numbered(lines, first)
 
-    def _listing(self, folder: Path, path: str, size: int) -> str:
-        rows = [f"{_size(size)}\t{path}"]
-
-        def collect(host: Path, prefix: str, depth: int) -> None:
-            try:
-                children = sorted(os.scandir(host), key=lambda entry: entry.name)
-            except OSError:
-                return
-            for child in children:
-                if child.name.startswith(".") or child.is_symlink():
-                    continue
-                rel = f"{prefix}{child.name}"
-                if child.is_dir(follow_symlinks=False):
-                    rows.append(f"{_size(child.stat().st_size)}\t{path}/{rel}/")
-                    if depth < _LISTING_DEPTH:
-                        collect(Path(child.path), rel + "/", depth + 1)
-                elif child.is_file(follow_symlinks=False):
-                    rows.append(f"{_size(child.stat().st_size)}\t{path}/{rel}")
-
-        collect(folder, "", 1)
+    def _listing(self, folder: Folder, path: str) -> str:
+        rows = [f"{_size(folder.itself().size)}\t{path}"]
+        for found in folder.listing(_LISTING_DEPTH):
+            rel = "/".join(found.parts[len(folder.parts) :])
+            if found.type == "dir":
+                rows.append(f"{_size(found.size)}\t{path}/{rel}/")
+            elif found.type == "file":
+                rows.append(f"{_size(found.size)}\t{path}/{rel}")
         header = (
             f"Here're the files and directories up to 2 levels deep in {path}, "
             "excluding hidden items:"
@@ -219,26 +192,32 @@ class AnthropicMemoryCommands:
             path: The new file's path under /memories, e.g. /memories/progress.md.
             file_text: The complete text of the file.
         """
-        target = self._locate(path)
+        parts = self._locate(path)
         if not isinstance(file_text, str):
             raise ToolError("create needs file_text: the text of the new file.")
-        with self.store.locked():
-            self._make_parents(target)
-            if os.path.lexists(target.host):
+        if not parts:
+            raise ToolError(f"File {path} already exists")
+        # Folders on the way are made first, as the reference does.
+        with (self.store.locked(), _tool_errors(_missing(path)),
+              self._make_parents(parts) as folder):
+            if folder.lookup(parts[-1]) is not None:
                 raise ToolError(f"File {path} already exists")
-            self._check_parent(target)
-            self._write(target, file_text)
+            folder.write(parts[-1], file_text.encode("utf-8"))
         return f"File created successfully at: {path}"
 
-    def _existing_file(self, path: str) -> StorePath:
-        target = self._locate(path)
-        if target.host.is_symlink():
-            raise ToolError(_link_refused(path))
-        if not target.host.exists():
-            raise ToolError(_missing(path))
-        if not target.host.is_file():
-            raise ToolError(f"The path {path} is not a file.")
-        return target
+    @contextmanager
+    def _make_parents(self, parts: tuple[str, ...]) -> Iterator[Folder]:
+        """The folder to hold ``parts``, its missing folders made, as the reference does first.
+
+        A file on the way stops it (nothing is made, since everything above a file
+        exists); that is reported as the reference's write would fail.
+        """
+        with ExitStack() as stack:
+            try:
+                folder = stack.enter_context(self.entries.folder(parts[:-1], create=True))
+            except NotFoundError:
+                raise self._blocked(parts) from None
+            yield folder
 
     @tool_flags(read_only=False, destructive=True)
     async def str_replace(self, path: str, old_str: str, new_str: str) -> str:
@@ -249,11 +228,10 @@ class AnthropicMemoryCommands:
             old_str: The exact text to replace; it must appear exactly once.
             new_str: The text to put in its place (may be empty).
         """
-        target = self._existing_file(path)
-        if not isinstance(old_str, str) or not isinstance(new_str, str):
-            raise ToolError("str_replace needs old_str and new_str, both text.")
-        with self.store.locked():
-            content = self._read(target, path)
+        with self.store.locked(), self._existing_file(path) as (folder, name):
+            if not isinstance(old_str, str) or not isinstance(new_str, str):
+                raise ToolError("str_replace needs old_str and new_str, both text.")
+            content = self._text(folder, name, path)
             count = content.count(old_str)
             if count == 0:
                 raise ToolError(
@@ -271,7 +249,7 @@ class AnthropicMemoryCommands:
                 )
             changed = content.count("\n", 0, content.find(old_str))
             new_content = content.replace(old_str, new_str)
-            self._write(target, new_content)
+            folder.write(name, new_content.encode("utf-8"))
         lines = new_content.split("\n")
         start = max(0, changed - 2)
         snippet = _numbered(lines[start : min(len(lines), changed + 3)], start + 1)
@@ -290,11 +268,12 @@ class AnthropicMemoryCommands:
                 count for the end.
             insert_text: The text to insert.
         """
-        target = self._existing_file(path)
-        if not isinstance(insert_line, int) or not isinstance(insert_text, str):
-            raise ToolError("insert needs insert_line (a whole number) and insert_text (text).")
-        with self.store.locked():
-            lines = _lines_keeping_cr(self._read(target, path))
+        with self.store.locked(), self._existing_file(path) as (folder, name):
+            if not isinstance(insert_line, int) or not isinstance(insert_text, str):
+                raise ToolError(
+                    "insert needs insert_line (a whole number) and insert_text (text)."
+                )
+            lines = _lines_keeping_cr(self._text(folder, name, path))
             if insert_line < 0 or insert_line > len(lines):
                 raise ToolError(
                     f"Invalid `insert_line` parameter: {insert_line}. "
@@ -302,7 +281,9 @@ class AnthropicMemoryCommands:
                 )
             lines.insert(insert_line, insert_text.rstrip("\n"))
             new_content = "\n".join(lines)
-            self._write(target, new_content if new_content.endswith("\n") else new_content + "\n")
+            if not new_content.endswith("\n"):
+                new_content += "\n"
+            folder.write(name, new_content.encode("utf-8"))
         return f"The file {path} has been edited."
 
     @tool_flags(read_only=False, destructive=True)
@@ -312,17 +293,16 @@ class AnthropicMemoryCommands:
         Args:
             path: The file or folder to delete, e.g. /memories/old.
         """
-        target = self._locate(path)
-        if target.is_root:
+        parts = self._locate(path)
+        if not parts:
             raise ToolError(f"Cannot delete the {ROOT} directory itself")
-        with self.store.locked():
-            if target.host.is_symlink() or target.host.is_file():
-                target.host.unlink()  # a link goes, never what it points to
-            elif target.host.is_dir():
-                shutil.rmtree(target.host)
-            else:
-                raise ToolError(f"The path {path} does not exist")
-            self.store.note_change()
+        missing = f"The path {path} does not exist"
+        with (self.store.locked(), _tool_errors(missing),
+              self.entries.folder(parts[:-1]) as folder):
+            found = folder.lookup(parts[-1])
+            if found is None or found.type == "special":
+                raise ToolError(missing)
+            folder.remove(parts[-1])  # a link goes, never what it points to
         return f"Successfully deleted {path}"
 
     @tool_flags(read_only=False)
@@ -335,20 +315,41 @@ class AnthropicMemoryCommands:
         """
         src = self._locate(old_path)
         dst = self._locate(new_path)
-        if src.is_root:
+        if not src:
             raise ToolError(f"Cannot rename the {ROOT} directory itself")
-        with self.store.locked():
-            if os.path.lexists(dst.host):
+        missing = f"The path {old_path} does not exist"
+        with self.store.locked(), _tool_errors(missing), ExitStack() as stack:
+            if self.entries.lookup(dst) is not None:
                 raise ToolError(f"The destination {new_path} already exists")
-            self._make_parents(dst)
-            if not os.path.lexists(src.host):
-                raise ToolError(f"The path {old_path} does not exist")
-            self._check_parent(dst)
-            if src.host.is_dir() and (dst.virtual + "/").startswith(src.virtual + "/"):
+            into: Folder | None = None
+            try:  # the destination's folders are made first, as the reference does
+                into = stack.enter_context(self.entries.folder(dst[:-1], create=True))
+            except NotFoundError:
+                pass  # a file on the way: reported once the source is known to exist
+            try:
+                folder = stack.enter_context(self.entries.folder(src[:-1]))
+                found = folder.lookup(src[-1])
+            except NotFoundError:
+                found = None
+            if found is None:
+                raise ToolError(missing)
+            if into is None:
+                raise self._blocked(dst)
+            if found.type == "dir" and (to_virtual(dst) + "/").startswith(to_virtual(src) + "/"):
                 raise ToolError(f"Cannot move {old_path} inside itself; choose a path outside it.")
-            os.rename(src.host, dst.host)
-            self.store.note_change()
+            folder.move(src[-1], into, dst[-1])
         return f"Successfully renamed {old_path} to {new_path}"
+
+
+@contextmanager
+def _tool_errors(missing: str) -> Iterator[None]:
+    """Store errors inside the block as tool errors; a missing entry gets ``missing``."""
+    try:
+        yield
+    except NotFoundError:
+        raise ToolError(missing) from None
+    except StoreError as exc:
+        raise ToolError(str(exc)) from None
 
 
 def _missing(path: str) -> str:

@@ -6,7 +6,10 @@ from memdir.store import Store, find_section, load_document
 from memdir.tools._spec import ToolError, ToolFunction, tool_flags
 from memdir.tools._view import number_capped, split_lines
 
-__all__ = ["section_read_tool", "toc_tool"]
+__all__ = ["MAX_TOC_HEADINGS", "section_read_tool", "toc_tool"]
+
+MAX_TOC_HEADINGS = 2_000
+"""Headings a toc lists; past that it says how many more there are and where they start."""
 
 
 def toc_tool(store: Store) -> ToolFunction:
@@ -31,11 +34,19 @@ def toc_tool(store: Store) -> ToolFunction:
         if not doc.sections:
             return f"{head}\nThe file has no headings; read it with view."
         lines = [head]
-        for section in doc.sections:
+        for section in doc.sections[:MAX_TOC_HEADINGS]:
             indent = "  " * (section.heading.level - 1)
             marks = "#" * section.heading.level
             lines.append(
                 f"{indent}{marks} {section.heading.text} (lines {section.start}-{section.end})"
+            )
+        more = len(doc.sections) - MAX_TOC_HEADINGS
+        if more > 0:
+            start = doc.sections[MAX_TOC_HEADINGS].start
+            lines.append(
+                f"[... {more:,} more headings from line {start} on; toc lists the first "
+                f"{MAX_TOC_HEADINGS:,}. Read on with view(path={doc.path!r}, "
+                f"view_range=[{start}, {min(count, start + 199)}]) or section_read.]"
             )
         return "\n".join(lines)
 
