@@ -20,7 +20,7 @@ import pytest
 from memdir.agents import CallRecord, EpisodeRecord, ToolCallRecord, Usage
 from memdir.builders import BuildRecord, UnitRecord
 from memdir.metrics import measure_store
-from memdir.runs import RunManifest, Table, write_manifest, write_record
+from memdir.runs import Table, write_manifest, write_record
 from memdir.store import Store
 from memdir.study import (
     Cell,
@@ -32,6 +32,9 @@ from memdir.study import (
     load_run,
     run_study,
 )
+from memdir.study._config import JudgeSettings
+from memdir.study._grading import judge_pin
+from memdir.study._manifest import StudyManifest
 from memdir.study._report import build_tables, write_report
 
 from .helpers import SHARED_DATA
@@ -39,6 +42,7 @@ from .helpers import SHARED_DATA
 SEARCHER = "openai/gpt-5.4-mini"
 BUILDERS = ("openai/gpt-5.4-nano", "openai/gpt-5.4-mini")
 HARNESSES = ("center", "center+bm25", "shell")
+JUDGE_PIN = judge_pin(JudgeSettings(model="openai/gpt-5.4-mini", max_tokens=600))
 
 # (question, f1, judge, defective gold): F1 and the judge disagree on purpose
 QUESTIONS = [("q1", 0.2, 1, False), ("q2", 0.9, 0, False), ("q3", 0.6, 1, True),
@@ -134,11 +138,11 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
               "judge": {"model": "openai/gpt-5.4-mini", "effort": None, "max_tokens": 600,
                         "attribution": True, "limit": None},
               "harnesses": list(HARNESSES), "chunk_tokens": 600, "reorganize_passes": 5}
-    write_manifest(root, RunManifest(config=config, seed=7, cells=[c.key for c in cells],
-                                     prompt_hashes={"manage-curated": "a" * 64},
-                                     toolset_digests={"write": "b" * 16},
-                                     datasets={"/data/locomo/locomo10.json": "c" * 64},
-                                     versions={"memdir": "0.1.0"}))
+    write_manifest(root, StudyManifest(config=config, seed=7, cells=[c.key for c in cells],
+                                       prompt_hashes={"manage-curated": "a" * 64},
+                                       toolset_digests={"write": "b" * 16},
+                                       datasets={"/data/locomo/locomo10.json": "c" * 64},
+                                       versions={"memdir": "0.1.0"}, judge=JUDGE_PIN))
     return root
 
 
@@ -246,6 +250,11 @@ def test_table11_renders_the_configuration_of_record(run_dir: Path) -> None:
     assert rows[("benchmark", "locomo")] == "conversations conv-50; every question"
     assert rows[("data file", "/data/locomo/locomo10.json")] == "c" * 64
     assert rows[("prompt", "manage-curated")] == "a" * 64
+    # the judge as the manifest pins it: its hash and each template's
+    assert JUDGE_PIN is not None and JUDGE_PIN.templates
+    assert rows[("judge pin", "hash")] == JUDGE_PIN.hash
+    for name, digest in JUDGE_PIN.templates.items():
+        assert rows[("judge pin", f"template {name}")] == digest
 
 
 def test_report_writes_and_links_the_figures(run_dir: Path) -> None:

@@ -3,7 +3,8 @@
 One row per setting: each role's models, effort, output cap and round budget as
 configured, and as its episode records show them run (defaults resolved); the
 judge; the harnesses; the chunking rule; then every pin the manifest holds
-(prompt hashes, tool-set digests, data-file hashes, versions). Settings the
+(prompt hashes, tool-set digests, data-file hashes, versions, the judge with
+its template hashes). Settings the
 table does not know by name are listed too, as written, so nothing the run
 pinned is left out.
 """
@@ -83,6 +84,26 @@ def _as_run(run: RunRecords) -> list[list[Value]]:
     return [[f"as run: {role}", "settings", settings] for role, settings in sorted(seen)]
 
 
+def _judge_pin(pin: dict[str, Any] | None) -> list[list[Value]]:
+    """The judge as the manifest pins it: settings, each call as run, template hashes."""
+    if not pin:
+        return []
+    rows: list[list[Value]] = [
+        ["judge pin", "model", _text(pin.get("model"))],
+        ["judge pin", "attribution graded", _text(pin.get("attribution"))],
+        ["judge pin", "questions judged per cell",
+         "every question" if pin.get("limit") is None else _text(pin["limit"])],
+        ["judge pin", "cited text shown (most characters per citation)",
+         _text(pin.get("cited_chars"))]]
+    for role, settings in sorted((pin.get("roles") or {}).items()):
+        rows.append(["judge pin", f"call {role}",
+                     ", ".join(f"{k} {_text(v)}" for k, v in sorted(settings.items()))])
+    rows.extend(["judge pin", f"template {name}", _text(digest)]
+                for name, digest in sorted((pin.get("templates") or {}).items()))
+    rows.append(["judge pin", "hash", _text(pin.get("hash"))])
+    return rows
+
+
 def table_configuration(run: RunRecords) -> Table:
     """Table 11: every setting and pin of the run, from its manifest."""
     table = Table("table11", "Table 11 — configuration of record",
@@ -111,7 +132,8 @@ def table_configuration(run: RunRecords) -> Table:
     pins = manifest.model_dump(mode="json")
     for field, part in _PINS:
         rows.extend([part, name, _text(value)] for name, value in sorted(pins[field].items()))
-    known = {f for f, _ in _PINS} | {"config", "seed", "cells", "version"}
+    rows.extend(_judge_pin(pins.get("judge")))
+    known = {f for f, _ in _PINS} | {"config", "seed", "cells", "version", "judge"}
     for field, value in pins.items():
         if field not in known and value not in (None, {}, []):
             if isinstance(value, dict):

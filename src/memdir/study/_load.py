@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.agents import PriceTable
-from memdir.runs import RunManifest, read_manifest, read_record
+from memdir.runs import read_record
+from memdir.study._manifest import StudyManifest, read_study_manifest
 from memdir.study._records import CellStatus, QuestionRecord, StoreInfo
 
 __all__ = ["RunRecords", "load_run"]
@@ -22,7 +23,7 @@ class RunRecords:
     stores: dict[str, StoreInfo] = field(default_factory=dict)
     prices: PriceTable = field(default_factory=PriceTable.load)
     """What the reports price the records' usage with (the run's own price file, if any)."""
-    manifest: RunManifest | None = None
+    manifest: StudyManifest | None = None
     """The run's pinned configuration and inputs (None for a folder written without one)."""
 
     @property
@@ -53,7 +54,7 @@ def load_run(folder: str | Path, prices: PriceTable | None = None) -> RunRecords
     paths = sorted((root / "cells").glob("*/status.json"))
     if not paths:
         raise FileNotFoundError(f"{root}: no cell status files; is this a study run folder?")
-    manifest = read_manifest(root)
+    manifest = read_study_manifest(root)
     if prices is None:
         prices = PriceTable.load(manifest.config.get("prices") if manifest else None)
     run = RunRecords(root, [read_record(p, CellStatus) for p in paths], prices=prices,
