@@ -22,8 +22,8 @@ pytestmark = pytest.mark.usefixtures("no_data_env")
 
 def test_the_conversational_studies_are_all_shipped() -> None:
     names = {p.stem for p in STUDY_CONFIGS}
-    assert {"main-grid", "builder-ladder", "searcher-grid", "scale", "rebuild-32k",
-            "offline-smoke"} <= names
+    assert {"main-grid", "builder-ladder", "searcher-grid", "harness-study", "scale",
+            "rebuild-32k", "offline-smoke"} <= names
 
 
 @pytest.mark.parametrize("path", STUDY_CONFIGS, ids=lambda p: p.stem)

@@ -126,14 +126,16 @@ def _inspect_view(log_folder: Path) -> str:
 
 
 def run_command(
-    config_path: Annotated[Path, typer.Argument(help="The study config (YAML).")],
+    config_path: Annotated[Path, typer.Argument(metavar="CONFIG",
+                                                help="The study config (YAML).")],
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/<name>).")
+        Path | None, typer.Option("--out", "-o", metavar="RUN",
+                                  help="Run folder (default: runs/<name>).")
     ] = None,
     data: Annotated[
         Path | None, typer.Option(
-            "--data", help="The benchmark folder; before MEMDIR_DATA_DIR and the config's "
-            "data: (a relative data: is read from the config file's folder).")
+            "--data", metavar="DIR", help="The benchmark folder; before MEMDIR_DATA_DIR and "
+            "the config's data: (a relative data: is read from the config file's folder).")
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List the cells, estimate their cost, check the "
