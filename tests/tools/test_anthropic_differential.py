@@ -179,6 +179,12 @@ def _link_inside(root: Path) -> None:
     (root / "alias.md").symlink_to(root / "real.md")
 
 
+def _folder_link_inside(root: Path) -> None:
+    (root / "real").mkdir()
+    (root / "real" / "x.md").write_text("kept\n")
+    (root / "alias").symlink_to(root / "real")
+
+
 def _link_outside(root: Path) -> None:
     outside = root.parent / "outside"
     outside.mkdir()
@@ -193,6 +199,11 @@ DELIBERATE = [
     Deliberate("symlink inside the root", {"command": "view", "path": "/memories/alias.md"},
                "memdir never reads or writes through a symbolic link, even one that stays "
                "inside the root; the reference follows it.", _link_inside),
+    Deliberate("folder symlink inside the root",
+               {"command": "view", "path": "/memories/alias/x.md"},
+               "memdir opens every folder on a path without following links, so a folder "
+               "swapped for a link while a command runs cannot redirect it; the reference "
+               "follows a folder link that stays inside.", _folder_link_inside),
     Deliberate("delete through a symlink", {"command": "delete", "path": "/memories/alias.md"},
                "memdir deletes the link itself; the reference deletes the file it points "
                "to.", _link_inside, memdir_refuses=False),
