@@ -185,20 +185,17 @@ def _store_size(store: Store | None) -> tuple[int, int]:
 
 
 def _restore(history: History, message_prefix: str) -> None:
-    """Put the live store back to the snapshot whose message starts with ``message_prefix``."""
+    """Put the live store back to the newest snapshot whose message starts with ``message_prefix``.
+
+    The store is made to hold exactly that snapshot's files (:meth:`History.restore`:
+    whatever was written since goes, whatever its name); the history is not changed.
+    """
     step = next((s for s in reversed(history.steps()) if s.message.startswith(message_prefix)),
                 None)
     if step is None:
         raise RuntimeError(f"no snapshot '{message_prefix}...' in {history.root}; the chain "
                            "folder is damaged, start it again in a fresh folder")
-    state = history.read_state(step)
-    store = history.store
-    for path in store.files():
-        if path not in state:
-            store.delete(path)
-    for path, text in state.items():
-        if not store.exists(path) or store.read(path) != text:
-            store.write(path, text)
+    history.restore(step)
 
 
 class _ChainRun:
