@@ -1,4 +1,4 @@
-"""Ctrl-C on ``memdir skills run`` in a real process: exit 130, a resume line that runs as printed.
+"""Ctrl-C on ``memdir skills run`` in a real process: exit 130, a resume line that runs as is.
 
 The interrupted run, resumed with the printed command, must end with the records
 an uninterrupted run of the same config writes (timings and commit ids aside).
@@ -79,7 +79,7 @@ def test_ctrl_c_exits_130_and_the_printed_command_resumes_to_the_same_records(
     child_env["PATH"] = bindir + os.pathsep + child_env.get("PATH", "")
     child_env.pop("MEMDIR_DATA_DIR", None)
     command = [sys.executable, "-m", "memdir", "skills", "run", config.name,
-               "--data", str(shared_data)]
+               "--data", str(shared_data), "--progress"]
     child = subprocess.Popen(command, cwd=tmp_path, env=child_env, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     first = tmp_path / "cut" / CELL / "full" / "tasks" / "000.json"
@@ -91,6 +91,7 @@ def test_ctrl_c_exits_130_and_the_printed_command_resumes_to_the_same_records(
     out, err = child.communicate(timeout=120)
     assert child.returncode == 130, out + err
     assert not (tmp_path / "cut" / CELL / "full" / "steps" / "001.json").exists()
+    assert "task 1/2 · " in err and "full: " + GAMES[0] in err  # the progress line
     [line] = [x for x in err.splitlines() if x.startswith("interrupted:")]
     [again] = re.findall(r"`([^`]+)`", line)
     assert shlex.split(again) == ["memdir", "skills", "run", config.name,
