@@ -319,7 +319,7 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
         chain_dir = cell_dir / name
         store = None if cell.variant == "none" else Store(chain_dir / "store", create=True)
         variant = make_variant(
-            cell.variant, store, k=config.episode_k,
+            cell.variant, store, k=config.episode_k, harness=cell.harness,
             curator=models.get(cell.curator, cell.curator) if cell.curator else None,
             retriever=models.get(cell.retriever, cell.retriever) if cell.retriever else None)
         policy = _policy(cell, env, config.seed, models)
