@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai.model import ModelOutput
+from skill_runs import alfworld_split
 
 from memdir.agents import PriceTable
 from memdir.progress import reporting
@@ -23,7 +24,6 @@ from memdir.skills import (
     AlfworldTask,
     RunConfig,
     ServedRecord,
-    alfworld_missing,
     build_report,
     chains_for,
     list_tasks,
@@ -45,12 +45,7 @@ USAGE = usage(300, 20)
 
 @pytest.fixture(scope="module")
 def split() -> tuple[Path, list[AlfworldTask]]:
-    reason = alfworld_missing()
-    if reason is not None:
-        pytest.skip(reason)
-    folder = Path(__file__).resolve().parents[2].parent / "shared/data/alfworld/valid_seen"
-    if not folder.is_dir():
-        pytest.skip("../shared/data/alfworld/valid_seen is not present on this machine")
+    folder = alfworld_split()
     return folder, list_tasks(folder)
 
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 from offline_chain import Curator, Executor
+from skill_runs import alfworld_split
 
 from memdir.agents import cell_bounds
 from memdir.skills import (
     AlfworldEnv,
     AlfworldTask,
     RunConfig,
-    alfworld_missing,
     build_report,
     list_tasks,
     load_run,
@@ -41,12 +41,7 @@ def _one_per_family(tasks: list[AlfworldTask]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    reason = alfworld_missing()
-    if reason is not None:
-        pytest.skip(reason)
-    split = Path(__file__).resolve().parents[2].parent / "shared/data/alfworld/valid_seen"
-    if not split.is_dir():
-        pytest.skip("../shared/data/alfworld/valid_seen is not present on this machine")
+    split = alfworld_split()
     tasks = list_tasks(split)
     out = tmp_path_factory.mktemp("run")
     config = RunConfig(name="paper-views", data=split, output=out, max_steps=STEPS,

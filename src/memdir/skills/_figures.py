@@ -56,6 +56,17 @@ def _integer_axes(ax: Any, last: int, y: bool = True) -> None:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
+def _save(fig: Any, legend_from: Any, title: str, legend_height: float, path: Path) -> Path:
+    """Put one legend under the panels (from ``legend_from``'s lines), a title, and save."""
+    handles, labels = legend_from.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, legend_height, 1, 1))
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return path
+
+
 def _full_chains(cells: Sequence[CellReport]) -> list[tuple[CellReport, list[StepRecord]]]:
     return [(c, c.chains[FULL]) for c in cells
             if c.cell.protocol == "full-chain" and c.chains.get(FULL)]
@@ -91,13 +102,7 @@ def _curation_effort(cells: Sequence[CellReport], path: Path) -> Path | str:
         _integer_axes(ax, last)
         ax.set_ylim(0, max(2, ax.get_ylim()[1]) * 1.1)
         ax.grid(alpha=0.3)
-    handles, labels = rounds.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8)
-    fig.suptitle("Curation effort per episode (full chain)")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, rounds, "Curation effort per episode (full chain)", 0.06, path)
 
 
 def running_success(steps: Sequence[StepRecord], family: str) -> list[float]:
@@ -148,13 +153,9 @@ def _running_success(cells: Sequence[CellReport], path: Path) -> Path | str:
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel("running success - no store (points)")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8)
-    fig.suptitle("Running success by family, differenced against no store (full chain)")
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, axes.flat[0],
+                 "Running success by family, differenced against no store (full chain)", 0.08,
+                 path)
 
 
 def write_figures(cells: Sequence[CellReport], out_dir: Path) -> Figures:
