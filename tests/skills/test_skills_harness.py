@@ -35,8 +35,9 @@ def test_harnesses_make_cells_for_the_variants_that_read_or_write_a_store(
                     "full-chain.curated_skills.cur-gpt-5_4-mini.exec-expert.h-shell"]
     shell = next(c for c in config.cells() if c.key.endswith("curated_skills.cur-gpt-5_4-mini"
                                                              ".exec-expert.h-shell"))
-    _, toolsets = shell.inputs()
+    prompts, toolsets = shell.inputs()
     assert toolsets[0] == "shell-read"
+    assert prompts[:3] == ["retriever-cite-broad@shell", "turn-task", "curator-skills@shell"]
     # a cell recorded before harnesses existed loads as center, under its old key
     old = Cell.model_validate({"protocol": "full-chain", "variant": "episode_log",
                                "execution": "expert", "retriever": "openai/gpt-5.4-mini"})
@@ -73,6 +74,8 @@ async def test_under_center_bm25_both_roles_get_ranked_search(store: Store) -> N
     assert "eggs.md" in str(retriever.seen[1][-1].text)  # the search tool answered
     done = await variant.integrate(0, failed_attempt(), served)
     assert done.record is not None and done.record.toolset == "skills-bm25-write"
+    assert done.record.prompt_name == "curator@center+bm25"
+    assert served.record.prompt_name == "retriever-cite@center+bm25"
     assert done.refusals == [] and store.exists("/memories/egg-warning.md")
     retriever.assert_done()
     curator.assert_done()

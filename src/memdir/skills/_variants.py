@@ -41,7 +41,7 @@ from memdir.skills._families import AlfworldTask
 from memdir.skills._gate import Attempt, GatedLibrary
 from memdir.skills._trajectory import Trajectory, render_trajectory
 from memdir.store import Frontmatter, Store, parse_file, render_file, slugify
-from memdir.tools import DEFAULT_HARNESS, ToolSet, harness_spec, make_toolset
+from memdir.tools import DEFAULT_HARNESS, ToolSet, harness_prompt, harness_spec, make_toolset
 
 __all__ = [
     "CURATOR_PROMPTS",
@@ -132,8 +132,9 @@ async def _cite(model: Model | str, prompt_name: str, store: Store, task: Alfwor
                 harness: str) -> tuple[str, list[str], EpisodeRecord]:
     """Run the retriever over ``store`` for ``task``: its reply, the paths it cited, its record."""
     toolset = retriever_toolset(harness)
-    run = await run_agent(model, role_config("retriever", prompt=prompt_name, toolset=toolset),
-                          load_prompt(prompt_name), load_prompt(TASK_TURN, task=task.goal).text,
+    name = harness_prompt(prompt_name, harness)
+    run = await run_agent(model, role_config("retriever", prompt=name, toolset=toolset),
+                          load_prompt(name), load_prompt(TASK_TURN, task=task.goal).text,
                           make_toolset(toolset, store))
     text = run.text.strip()
     cited = list(dict.fromkeys(p for p in _CITED.findall(text) if store.exists(p)))
@@ -247,9 +248,10 @@ def variant_inputs(name: str, harness: str = DEFAULT_HARNESS
     """
     if name not in RETRIEVER_PROMPTS:
         return [], []
+    retriever = harness_prompt(RETRIEVER_PROMPTS[name], harness)
     if name not in CURATOR_PROMPTS:
-        return [RETRIEVER_PROMPTS[name], TASK_TURN], [retriever_toolset(harness)]
-    return ([RETRIEVER_PROMPTS[name], TASK_TURN, CURATOR_PROMPTS[name]],
+        return [retriever, TASK_TURN], [retriever_toolset(harness)]
+    return ([retriever, TASK_TURN, harness_prompt(CURATOR_PROMPTS[name], harness)],
             [retriever_toolset(harness),
              lambda store: _curator_tools(name, store, harness=harness)])
 
@@ -303,7 +305,7 @@ class CuratedVariant:
         self.library.attempt = Attempt(trajectory.task_id, trajectory.success)
         self.library.refusals = []
         tools = _curator_tools(self.name, self._store, self.library, self.harness)
-        prompt = CURATOR_PROMPTS[self.name]
+        prompt = harness_prompt(CURATOR_PROMPTS[self.name], self.harness)
         run = await run_agent(self.curator,
                               role_config("curator", prompt=prompt, toolset=tools.name),
                               load_prompt(prompt),
