@@ -9,19 +9,21 @@ are absent.
 from __future__ import annotations
 
 import asyncio
+import io
 from pathlib import Path
 
 import pytest
 from inspect_ai.model import ModelOutput
+from skill_runs import alfworld_split
 
 from memdir.agents import PriceTable
+from memdir.progress import reporting
 from memdir.runs import read_record
 from memdir.skills import (
     AlfworldEnv,
     AlfworldTask,
     RunConfig,
     ServedRecord,
-    alfworld_missing,
     build_report,
     chains_for,
     list_tasks,
@@ -43,12 +45,7 @@ USAGE = usage(300, 20)
 
 @pytest.fixture(scope="module")
 def split() -> tuple[Path, list[AlfworldTask]]:
-    reason = alfworld_missing()
-    if reason is not None:
-        pytest.skip(reason)
-    folder = Path(__file__).resolve().parents[2].parent / "shared/data/alfworld/valid_seen"
-    if not folder.is_dir():
-        pytest.skip("../shared/data/alfworld/valid_seen is not present on this machine")
+    folder = alfworld_split()
     return folder, list_tasks(folder)
 
 
@@ -115,7 +112,13 @@ def test_the_offline_grep_reader_serves_earlier_episodes_only(
         split: tuple[Path, list[AlfworldTask]], env: AlfworldEnv, tmp_path: Path) -> None:
     config = _config(split, tmp_path / "run", "memdir/grep-reader")
     cell = config.cells()[0]
-    asyncio.run(run_cell(config, cell, split[1], env))
+    shown = io.StringIO()
+    with reporting(stream=shown, enabled=True):
+        asyncio.run(run_cell(config, cell, split[1], env))
+    lines = shown.getvalue().splitlines()
+    assert [line.split(" · ")[0] for line in lines] == ["task 1/3", "task 2/3", "task 3/3"]
+    assert "elapsed" in lines[0] and " left · full: " in lines[1]
+    assert lines[2].endswith((" won", " failed"))
     chain_dir = tmp_path / "run" / cell.key / "full"
     steps = load_steps(chain_dir)
     history = History(Store(chain_dir / "store"))

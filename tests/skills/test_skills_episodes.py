@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from skill_runs import alfworld_split
 
 from memdir.skills import (
     AlfworldEnv,
@@ -17,7 +18,6 @@ from memdir.skills import (
     GiveUp,
     Step,
     Trajectory,
-    alfworld_missing,
     list_tasks,
     load_records,
     run_chain,
@@ -46,12 +46,7 @@ class Scripted:
 
 @pytest.fixture(scope="module")
 def games() -> list[AlfworldTask]:
-    reason = alfworld_missing()
-    if reason is not None:
-        pytest.skip(reason)
-    split = Path(__file__).resolve().parents[2].parent / "shared/data/alfworld/valid_seen"
-    if not split.is_dir():
-        pytest.skip("../shared/data/alfworld/valid_seen is not present on this machine")
+    split = alfworld_split()
     by_id = {t.task_id: t for t in list_tasks(split)}
     return [by_id[PICK_TWO], by_id[LOOK_AT]]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai.log import read_eval_log
+from skill_runs import alfworld_split
 from typer.testing import CliRunner
 
 from memdir.cli import app
@@ -22,7 +23,6 @@ from memdir.skills import (
     AlfworldEnv,
     AlfworldTask,
     RunConfig,
-    alfworld_missing,
     audit_library,
     build_report,
     list_tasks,
@@ -42,12 +42,7 @@ GAMES = [
 
 @pytest.fixture(scope="module")
 def split() -> tuple[Path, list[AlfworldTask]]:
-    reason = alfworld_missing()
-    if reason is not None:
-        pytest.skip(reason)
-    folder = Path(__file__).resolve().parents[2].parent / "shared/data/alfworld/valid_seen"
-    if not folder.is_dir():
-        pytest.skip("../shared/data/alfworld/valid_seen is not present on this machine")
+    folder = alfworld_split()
     return folder, list_tasks(folder)
 
 

@@ -79,11 +79,16 @@ def run(
     data: Annotated[Path | None, typer.Option(
         "--data", metavar="DIR", help="The benchmark folder holding alfworld/valid_seen "
         "(default: MEMDIR_DATA_DIR, else the config's data).")] = None,
+    show_progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="A line per finished task on stderr: task n/N of "
+        "the chain, time elapsed, an estimate of the time left (default: only in a "
+        "terminal).")] = None,
 ) -> None:
     """Run the cells of a skill-setting config, resuming any that are partly recorded."""
     from rich.markup import escape
 
     from memdir.config import SettingsError, get_settings
+    from memdir.progress import reporting
     from memdir.runs import EvalFailed
     from memdir.skills import AlfworldEnv, alfworld_missing, load_config, log_dir, pin_run, run_cell
 
@@ -121,7 +126,8 @@ def run(
 
     again = _again(config_path, cell_ids, data)
     try:
-        asyncio.run(play())
+        with reporting(enabled=show_progress):
+            asyncio.run(play())
     except EvalFailed as exc:
         fail(str(exc), f"fix the cause and resume with: `{again}`")
     except KeyboardInterrupt:

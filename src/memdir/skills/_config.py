@@ -17,9 +17,9 @@ where the command runs). A shipped config names no folder and says in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from memdir.agents import role_config
 from memdir.config import load_yaml_model
@@ -30,6 +30,7 @@ from memdir.skills._variants import (
     VariantName,
     variant_inputs,
 )
+from memdir.tools import DEFAULT_HARNESS, harness_spec
 
 __all__ = ["EXPERT", "SPLIT", "Cell", "PaperCells", "Protocol", "RunConfig", "load_config"]
 
@@ -44,6 +45,15 @@ def _slug(model: str) -> str:
     return model.rsplit("/", 1)[-1].replace(".", "_")
 
 
+def _known_harness(name: str) -> str:
+    harness_spec(name)
+    return name
+
+
+Harness = Annotated[str, AfterValidator(_known_harness)]
+"""A harness of :data:`memdir.tools._harness.HARNESSES`."""
+
+
 class Cell(BaseModel):
     """One cell of the grid."""
 
@@ -54,14 +64,23 @@ class Cell(BaseModel):
     execution: str
     curator: str | None = None
     retriever: str | None = None
+    harness: Harness = DEFAULT_HARNESS
+    """The tool sets of the curator and the retriever (a cell recorded before
+    harnesses existed loads as ``center``)."""
 
     @property
     def key(self) -> str:
-        """The cell's name and folder, e.g. ``full-chain.episode_log.exec-expert``."""
+        """The cell's name and folder, e.g. ``full-chain.episode_log.exec-expert``.
+
+        A harness other than ``center`` ends the key (``....h-shell``), so center
+        cells keep the folders they had before harnesses existed.
+        """
         parts: list[str] = [self.protocol, self.variant]
         if self.curator is not None:
             parts.append(f"cur-{_slug(self.curator)}")
         parts.append(f"exec-{_slug(self.execution)}")
+        if self.harness != DEFAULT_HARNESS:
+            parts.append(f"h-{self.harness.replace('+', '-')}")
         return ".".join(parts)
 
     def inputs(self) -> tuple[list[str], list[str | ToolsetFactory]]:
@@ -70,7 +89,7 @@ class Cell(BaseModel):
         Derived from the variant's roles and the execution role's configuration, so
         the pinned list is the list the run calls.
         """
-        prompts, toolsets = variant_inputs(self.variant)
+        prompts, toolsets = variant_inputs(self.variant, self.harness)
         if self.execution != EXPERT:
             prompts.append(role_config("execution").prompt)
         return prompts, toolsets
@@ -111,10 +130,27 @@ class RunConfig(BaseModel):
     curators: list[str] = Field(default_factory=lambda: ["openai/gpt-5.4-mini"], min_length=1)
     retriever: str = "openai/gpt-5.4-mini"
     executions: list[str] = Field(default_factory=lambda: [EXPERT], min_length=1)
+    harnesses: list[Harness] = Field(
+        default_factory=lambda: [DEFAULT_HARNESS], min_length=1,
+        description="The tool sets of the curator and the retriever, one cell each "
+        "(variants without a model reading the store get the first only).")
     episode_k: int = Field(default=2, ge=0,
                            description="Episodes served per task by episode_log_recent.")
     cache_dir: Path | None = Field(default=None, description="ALFWorld translation cache.")
     prices: Path | None = Field(default=None, description="A price file merged over the table.")
+
+    @model_validator(mode="after")
+    def _gates_need_gatable_tools(self) -> RunConfig:
+        gated = [v for v in self.variants if v in CURATOR_PROMPTS and v != "curated_skills"]
+        for harness in self.harnesses:
+            tools = harness_spec(harness).toolset_for("curator")
+            if gated and tools.startswith("shell"):
+                raise ValueError(
+                    f"harnesses: the outcome gate of {', '.join(gated)} checks each create, "
+                    f"str_replace and insert, and the {harness} harness writes through bash; "
+                    "run those variants under center or center+bm25 (curated_skills is "
+                    "ungated and runs under every harness)")
+        return self
 
     def cells(self) -> list[Cell]:
         """Every cell of the grid, in config order."""
@@ -122,16 +158,21 @@ class RunConfig(BaseModel):
         for protocol in self.protocols:
             for execution in self.executions:
                 for variant in self.variants:
-                    if variant not in CURATOR_PROMPTS:  # no curator, so no curator ladder
-                        retriever = self.retriever if variant in RETRIEVER_PROMPTS else None
-                        found.append(Cell(protocol=protocol, variant=variant,
-                                          execution=execution, retriever=retriever))
-                        continue
-                    for curator in self.curators:
-                        found.append(Cell(protocol=protocol, variant=variant,
-                                          execution=execution, curator=curator,
-                                          retriever=self.retriever))
+                    harnesses = (self.harnesses if variant in RETRIEVER_PROMPTS
+                                 else self.harnesses[:1])
+                    for harness in harnesses:
+                        found.extend(self._cells(protocol, execution, variant, harness))
         return found
+
+    def _cells(self, protocol: Protocol, execution: str, variant: VariantName,
+               harness: str) -> list[Cell]:
+        if variant not in CURATOR_PROMPTS:  # no curator, so no curator ladder
+            retriever = self.retriever if variant in RETRIEVER_PROMPTS else None
+            return [Cell(protocol=protocol, variant=variant, execution=execution,
+                         retriever=retriever, harness=harness)]
+        return [Cell(protocol=protocol, variant=variant, execution=execution,
+                     curator=curator, retriever=self.retriever, harness=harness)
+                for curator in self.curators]
 
     def split(self, data_dir: Path | None = None) -> Path:
         """The split folder: ``data_dir / SPLIT`` when a benchmark folder is given, else ``data``.

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memdir.store import Frontmatter, SkillMetadata, Store, parse_file, validate_skill_metadata
-from memdir.tools import ToolError, ToolSet, ToolSpec, tool_spec, write_set
+from memdir.tools import ToolError, ToolSet, ToolSpec, make_toolset, tool_spec, write_set
 
 __all__ = ["Attempt", "GatedLibrary", "gate_problem"]
 
@@ -128,13 +128,24 @@ class GatedLibrary:
 
     Args:
         store: The library.
+        inner: The tool set whose create, str_replace and insert are gated (a
+            harness's builder set with those commands: ``write`` or ``bm25-write``).
+
+    Raises:
+        ValueError: ``inner`` has no create, str_replace and insert to gate (the
+            shell harness's ``bash``).
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, inner: str = "write") -> None:
         self.store = store
         self.attempt: Attempt | None = None
         self.refusals: list[str] = []
-        self._inner = write_set(store)
+        self._inner = write_set(store) if inner == "write" else make_toolset(inner, store)
+        if not {"create", "str_replace", "insert"} <= set(self._inner.tools):
+            raise ValueError(f"the outcome gate checks each create, str_replace and insert; "
+                             f"the {inner} tool set has none to check (use the center or "
+                             "center+bm25 harness, or the ungated curated_skills)")
+        self.name = "skills-write" if inner == "write" else f"skills-{inner}"
 
     def _current(self) -> Attempt:
         if self.attempt is None:
@@ -157,7 +168,7 @@ class GatedLibrary:
         return result
 
     def toolset(self) -> ToolSet:
-        """The ``skills-write`` set: the write set with gated create, str_replace and insert."""
+        """The ``skills-write`` set: the inner set with gated create, str_replace and insert."""
         inner = self._inner.tools
 
         async def create(path: str, file_text: str) -> str:
@@ -212,4 +223,4 @@ class GatedLibrary:
             "str_replace": tool_spec(str_replace, read_only=False, destructive=True),
             "insert": tool_spec(insert, read_only=False),
         }
-        return ToolSet("skills-write", [gated.get(name, spec) for name, spec in inner.items()])
+        return ToolSet(self.name, [gated.get(name, spec) for name, spec in inner.items()])

@@ -12,6 +12,12 @@ step records and writes:
 - ``tasks.csv``: one row per task: outcome, execution rounds, the token
   categories of each role, each role's episode bounds (ceiling, floor,
   measured), the store's size after the task.
+
+The execution agent also gets the paper's per-task views: rounds and token
+categories per task (its Table 17) and the compute bounds per task, first-turn
+context, unique prefill, decode and measured / floor (its Table 18), each a
+mean over the cell's tasks (a three-chain cell pools its chains). The figures
+of :mod:`memdir.skills._figures` are written beside the report.
 """
 
 from __future__ import annotations
@@ -164,6 +170,54 @@ def _growth_table(cells: list[CellReport]) -> Table:
     return table
 
 
+def _body(table: Table) -> str:
+    return table.grid() if table.rows else table.empty
+
+
+def _execution(report: CellReport) -> list[StepRecord]:
+    return [s for s in report.steps if s.execution is not None]
+
+
+def _execution_table(cells: list[CellReport]) -> Table:
+    """The paper's Table 17: the execution agent's rounds and token categories per task."""
+    table = Table("execution", "Execution agent per task (means)",
+                  ["cell", "tasks", "success", "rounds", "uncached input", "cached input",
+                   "cache write", "output", "reasoning"],
+                  empty="(no cell with a model execution agent)")
+    for report in cells:
+        steps = _execution(report)
+        if not steps:
+            continue
+        n = len(steps)
+        usage = sum((s.usage("execution") for s in steps), Usage())
+        table.rows.append([report.cell.key, n, f"{sum(s.success for s in steps)} / {n}",
+                           sum(s.rounds("execution") for s in steps) / n,
+                           usage.uncached_input / n, usage.cached_input / n,
+                           usage.cache_write / n, usage.output / n, usage.reasoning / n])
+    return table
+
+
+def _compute_table(cells: list[CellReport]) -> Table:
+    """The paper's Table 18: the execution agent's compute bounds per task."""
+    table = Table("compute", "Execution agent compute per task (tokens, means)",
+                  ["cell", "tasks", "first-turn context", "unique prefill", "decode",
+                   "floor", "measured", "no-cache ceiling", "measured / floor",
+                   "ceiling / floor", "realized share"],
+                  empty="(no cell with a model execution agent)")
+    for report in cells:
+        records = [r for s in _execution(report) if (r := s.execution) is not None]
+        if not records:
+            continue
+        n = len(records)
+        total = cell_bounds(records)
+        ratio = total.measured / total.floor if total.floor else None
+        table.rows.append([report.cell.key, n, total.first_context / n,
+                           total.unique_prefill / n, total.decode / n, total.floor / n,
+                           total.measured / n, total.ceiling / n, _ratio(ratio, ".2f"),
+                           _ratio(total.overstatement, ".1f"), _ratio(total.realized, ".3f")])
+    return table
+
+
 _CSV_FIELDS = ["cell", "chain", "position", "task_id", "family", "success", "steps_used",
                "execution_rounds", "guidance_chars", "served_files", "gate_refusals",
                "store_files", "store_bytes", "schema_findings", "gate_findings",
@@ -200,8 +254,22 @@ def _tasks_table(cells: list[CellReport]) -> Table:
     return table
 
 
+def _figures_part(cells: list[CellReport], run_dir: Path) -> list[str]:
+    from memdir.skills._figures import write_figures
+
+    figures = write_figures(cells, run_dir)
+    lines = ["## Figures", ""]
+    lines += [f"- `{path.name}`" for path in figures.written]
+    lines += [f"- `{name}`: not drawn ({why})" for name, why in figures.skipped.items()]
+    return [*lines, ""]
+
+
 def build_report(run_dir: Path, prices: PriceTable | None = None) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``tasks.csv`` into ``run_dir``; returns their paths."""
+    """Write ``report.md``, ``tasks.csv`` and the figures into ``run_dir``.
+
+    Returns:
+        The paths of ``report.md`` and ``tasks.csv``.
+    """
     cells = load_run(run_dir)
     prices = prices or PriceTable.load()
     parts = [f"# Skill-setting report: {run_dir.name}", "",
@@ -217,8 +285,18 @@ def build_report(run_dir: Path, prices: PriceTable | None = None) -> tuple[Path,
              "(cache reads excluded), plus decode. Realized share: (ceiling - measured) / "
              f"(ceiling - floor); '{MISSING}' when nothing could be saved.", "",
              _bounds_table(cells).grid(), "",
+             "## Execution agent per task (paper Table 17)", "",
+             "Means over the cell's tasks played by a model (a three-chain cell pools its "
+             "chains): rounds and token categories of the execution agent.", "",
+             _body(_execution_table(cells)), "",
+             "## Execution agent compute per task (paper Table 18)", "",
+             "First-turn context: the first call's input. Unique prefill: context tokens "
+             "no earlier call of the episode held. Floor: unique prefill plus decode. "
+             "Measured / floor: how far the prefill actually paid stays above the floor.",
+             "", _body(_compute_table(cells)), "",
              "## Store growth and audits (files after 25/50/75/100 % of each chain)", "",
              _growth_table(cells).grid(), "",
+             *_figures_part(cells, run_dir),
              "Per-task rounds and token categories: tasks.csv.", ""]
     report = run_dir / "report.md"
     table = run_dir / "tasks.csv"

@@ -29,6 +29,7 @@ from inspect_ai.model import Model
 from pydantic import Field
 
 from memdir.agents import EpisodeRecord, PriceTable, Usage
+from memdir.progress import Progress, progress
 from memdir.runs import (
     NO_MODEL,
     EvalFailed,
@@ -185,20 +186,17 @@ def _store_size(store: Store | None) -> tuple[int, int]:
 
 
 def _restore(history: History, message_prefix: str) -> None:
-    """Put the live store back to the snapshot whose message starts with ``message_prefix``."""
+    """Put the live store back to the newest snapshot whose message starts with ``message_prefix``.
+
+    The store is made to hold exactly that snapshot's files (:meth:`History.restore`:
+    whatever was written since goes, whatever its name); the history is not changed.
+    """
     step = next((s for s in reversed(history.steps()) if s.message.startswith(message_prefix)),
                 None)
     if step is None:
         raise RuntimeError(f"no snapshot '{message_prefix}...' in {history.root}; the chain "
                            "folder is damaged, start it again in a fresh folder")
-    state = history.read_state(step)
-    store = history.store
-    for path in store.files():
-        if path not in state:
-            store.delete(path)
-    for path, text in state.items():
-        if not store.exists(path) or store.read(path) != text:
-            store.write(path, text)
+    history.restore(step)
 
 
 class _ChainRun:
@@ -215,6 +213,8 @@ class _ChainRun:
             if not self.history.steps():
                 self.history.snapshot("start: empty store")
         self.memory_seconds: dict[int, float] = {}
+        self.shown: Progress | None = None
+        """The task counter of the chain (set while its tasks are played)."""
 
     def _served_path(self, position: int) -> Path:
         return _steps_dir(self.dir) / f"{position:03d}.served.json"
@@ -236,6 +236,9 @@ class _ChainRun:
             record.execution = self.policy.take_record()
             write_record(path, record)
         await self.finish(position, trajectory, record)
+        if self.shown is not None:
+            outcome = "won" if trajectory.success else "failed"
+            self.shown.step(f"{self.dir.name}: {trajectory.task_id} {outcome}")
 
     async def finish(self, position: int, trajectory: Trajectory, served: ServedRecord) -> None:
         began = time.perf_counter()
@@ -292,7 +295,9 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
     """Run every chain of one cell (resuming what is recorded); returns the cell's folder.
 
     Each chain's unrecorded tasks are played as the samples of one inspect_ai eval
-    (logs in ``<output>/logs``, listed per chain in ``evals.json``).
+    (logs in ``<output>/logs``, listed per chain in ``evals.json``). Inside
+    :func:`memdir.progress.reporting` a line per finished task shows the chain's
+    task n/N, the time elapsed and an estimate of the time left.
 
     Args:
         config: The run's settings (seed, limit, output folder, episode_k).
@@ -314,7 +319,7 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
         chain_dir = cell_dir / name
         store = None if cell.variant == "none" else Store(chain_dir / "store", create=True)
         variant = make_variant(
-            cell.variant, store, k=config.episode_k,
+            cell.variant, store, k=config.episode_k, harness=cell.harness,
             curator=models.get(cell.curator, cell.curator) if cell.curator else None,
             retriever=models.get(cell.retriever, cell.retriever) if cell.retriever else None)
         policy = _policy(cell, env, config.seed, models)
@@ -326,7 +331,9 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
             continue
         model = NO_MODEL if cell.execution == EXPERT else models.get(cell.execution,
                                                                      cell.execution)
-        log = await eval_chain(cell, player, model, log_dir(config.output))
+        with progress(len(chain), "task", done=len(chain) - len(player.pending())) as shown:
+            run.shown = shown
+            log = await eval_chain(cell, player, model, log_dir(config.output))
         note_eval(config.output, chain_dir / "evals.json", log)
         failure = eval_failure(log, "position")
         if log.status == "cancelled":

@@ -41,7 +41,7 @@ from memdir.skills._families import AlfworldTask
 from memdir.skills._gate import Attempt, GatedLibrary
 from memdir.skills._trajectory import Trajectory, render_trajectory
 from memdir.store import Frontmatter, Store, parse_file, render_file, slugify
-from memdir.tools import ToolSet, make_toolset, write_set
+from memdir.tools import DEFAULT_HARNESS, ToolSet, harness_prompt, harness_spec, make_toolset
 
 __all__ = [
     "CURATOR_PROMPTS",
@@ -70,7 +70,6 @@ _CITED = re.compile(r"\[(/memories/[^\]\s:>]+\.md)")
 _NOTHING = ("none", "no relevant experience")
 TASK_TURN = "turn-task"
 """The retriever's user turn (the task's goal)."""
-RETRIEVER_TOOLSET = "read"
 
 
 @dataclass
@@ -124,12 +123,19 @@ def _serve_files(store: Store, paths: list[str]) -> str:
     return "\n\n".join(f"### {path}\n\n{store.read(path).strip()}" for path in paths)
 
 
-async def _cite(model: Model | str, prompt_name: str, store: Store,
-                task: AlfworldTask) -> tuple[str, list[str], EpisodeRecord]:
+def retriever_toolset(harness: str = DEFAULT_HARNESS) -> str:
+    """The retriever's tool set under ``harness`` (its search set; ``read`` under center)."""
+    return harness_spec(harness).toolset_for("retriever")
+
+
+async def _cite(model: Model | str, prompt_name: str, store: Store, task: AlfworldTask,
+                harness: str) -> tuple[str, list[str], EpisodeRecord]:
     """Run the retriever over ``store`` for ``task``: its reply, the paths it cited, its record."""
-    run = await run_agent(model, role_config("retriever", prompt=prompt_name),
-                          load_prompt(prompt_name), load_prompt(TASK_TURN, task=task.goal).text,
-                          make_toolset(RETRIEVER_TOOLSET, store))
+    toolset = retriever_toolset(harness)
+    name = harness_prompt(prompt_name, harness)
+    run = await run_agent(model, role_config("retriever", prompt=name, toolset=toolset),
+                          load_prompt(name), load_prompt(TASK_TURN, task=task.goal).text,
+                          make_toolset(toolset, store))
     text = run.text.strip()
     cited = list(dict.fromkeys(p for p in _CITED.findall(text) if store.exists(p)))
     if text.lower().rstrip(".") in _NOTHING:
@@ -145,10 +151,13 @@ class EpisodeLogVariant:
         retriever: The retriever's model (``episode_log``); ``None`` serves by the
             fixed rule instead (``episode_log_recent``).
         k: How many episodes the fixed rule serves per task.
+        harness: Whose search set the retriever reads with.
     """
 
-    def __init__(self, store: Store, retriever: Model | str | None = None, k: int = 2) -> None:
+    def __init__(self, store: Store, retriever: Model | str | None = None, k: int = 2,
+                 harness: str = DEFAULT_HARNESS) -> None:
         self.name = "episode_log" if retriever is not None else "episode_log_recent"
+        self.harness = harness
         self.store: Store | None = store
         self._store = store
         self.retriever = retriever
@@ -177,7 +186,7 @@ class EpisodeLogVariant:
         if not self._store.files():
             return Served()
         _, cited, record = await _cite(self.retriever, RETRIEVER_PROMPTS[self.name],
-                                       self._store, task)
+                                       self._store, task, self.harness)
         return Served(guidance=_serve_files(self._store, cited), paths=cited, record=record)
 
     async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
@@ -221,25 +230,30 @@ CURATOR_PROMPTS = {
 """The curator's prompt per curated variant: skills only (ungated), or skills and notes."""
 
 
-def _curator_tools(name: str, store: Store, library: GatedLibrary | None = None) -> ToolSet:
-    """The curator's tools: the gated write set, except for the ungated ``curated_skills``."""
+def _curator_tools(name: str, store: Store, library: GatedLibrary | None = None,
+                   harness: str = DEFAULT_HARNESS) -> ToolSet:
+    """The curator's tools: the harness's builder set, gated except for ``curated_skills``."""
+    builder = harness_spec(harness).toolset_for("curator")
     if name == "curated_skills":
-        return write_set(store)
-    return (library or GatedLibrary(store)).toolset()
+        return make_toolset(builder, store)
+    return (library or GatedLibrary(store, builder)).toolset()
 
 
-def variant_inputs(name: str) -> tuple[list[str], list[str | Callable[[Store], ToolSet]]]:
-    """The prompts and tool sets a variant's memory roles use (what a run pins).
+def variant_inputs(name: str, harness: str = DEFAULT_HARNESS
+                   ) -> tuple[list[str], list[str | Callable[[Store], ToolSet]]]:
+    """The prompts and tool sets a variant's memory roles use under ``harness`` (run pins).
 
     Tool sets come as registered names, or as a factory of a set the variant
     assembles itself (the gated library's).
     """
     if name not in RETRIEVER_PROMPTS:
         return [], []
+    retriever = harness_prompt(RETRIEVER_PROMPTS[name], harness)
     if name not in CURATOR_PROMPTS:
-        return [RETRIEVER_PROMPTS[name], TASK_TURN], [RETRIEVER_TOOLSET]
-    return ([RETRIEVER_PROMPTS[name], TASK_TURN, CURATOR_PROMPTS[name]],
-            [RETRIEVER_TOOLSET, lambda store: _curator_tools(name, store)])
+        return [retriever, TASK_TURN], [retriever_toolset(harness)]
+    return ([retriever, TASK_TURN, harness_prompt(CURATOR_PROMPTS[name], harness)],
+            [retriever_toolset(harness),
+             lambda store: _curator_tools(name, store, harness=harness)])
 
 
 class CuratedVariant:
@@ -250,13 +264,16 @@ class CuratedVariant:
         store: The library.
         curator: The curator's model.
         retriever: The retriever's model.
+        harness: Whose builder set the curator writes with and whose search set
+            the retriever reads with.
 
     Raises:
-        ValueError: ``name`` is not one of the curated variants.
+        ValueError: ``name`` is not one of the curated variants, or a gated variant
+            under a harness whose writes cannot be gated (shell).
     """
 
     def __init__(self, name: str, store: Store, curator: Model | str,
-                 retriever: Model | str) -> None:
+                 retriever: Model | str, harness: str = DEFAULT_HARNESS) -> None:
         if name not in CURATOR_PROMPTS:
             raise ValueError(f"unknown curated variant {name!r}; choose one of "
                              f"{', '.join(CURATOR_PROMPTS)}")
@@ -267,14 +284,16 @@ class CuratedVariant:
         self.retriever = retriever
         self.gated = name != "curated_skills"
         self.synthesize = name == "curated_skills_mem_gs"
-        self.library = GatedLibrary(store)
+        self.harness = harness
+        self.library = GatedLibrary(store, harness_spec(harness).toolset_for("curator")
+                                    if self.gated else "write")
 
     async def retrieve(self, position: int, task: AlfworldTask) -> Served:
         """Run the retriever; an empty library is skipped without a model call."""
         if not self._store.files():
             return Served()
         text, cited, record = await _cite(self.retriever, RETRIEVER_PROMPTS[self.name],
-                                          self._store, task)
+                                          self._store, task, self.harness)
         if text.lower().rstrip(".") in _NOTHING:
             return Served(record=record)
         if self.synthesize:
@@ -285,17 +304,19 @@ class CuratedVariant:
         """Run the curator over the attempt, through the gated write set when gated."""
         self.library.attempt = Attempt(trajectory.task_id, trajectory.success)
         self.library.refusals = []
-        tools = _curator_tools(self.name, self._store, self.library)
-        prompt = CURATOR_PROMPTS[self.name]
-        run = await run_agent(self.curator, role_config("curator", prompt=prompt),
+        tools = _curator_tools(self.name, self._store, self.library, self.harness)
+        prompt = harness_prompt(CURATOR_PROMPTS[self.name], self.harness)
+        run = await run_agent(self.curator,
+                              role_config("curator", prompt=prompt, toolset=tools.name),
                               load_prompt(prompt),
                               _curation_turn(trajectory, served, self._store), tools)
         return Integrated(record=run.record, refusals=list(self.library.refusals))
 
 
 def make_variant(name: str, store: Store | None, *, curator: Model | str | None = None,
-                 retriever: Model | str | None = None, k: int = 2) -> Variant:
-    """Build the named variant over ``store``.
+                 retriever: Model | str | None = None, k: int = 2,
+                 harness: str = DEFAULT_HARNESS) -> Variant:
+    """Build the named variant over ``store``, its roles using ``harness``'s tool sets.
 
     Raises:
         ValueError: an unknown name, or a missing store or model the variant needs.
@@ -312,7 +333,7 @@ def make_variant(name: str, store: Store | None, *, curator: Model | str | None 
         if retriever is None:
             raise ValueError("the episode_log variant needs a retriever model "
                              "(episode_log_recent serves the latest episodes without one)")
-        return EpisodeLogVariant(store, retriever)
+        return EpisodeLogVariant(store, retriever, harness=harness)
     if curator is None or retriever is None:
         raise ValueError(f"the {name} variant needs a curator model and a retriever model")
-    return CuratedVariant(name, store, curator, retriever)
+    return CuratedVariant(name, store, curator, retriever, harness)
