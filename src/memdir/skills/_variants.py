@@ -29,14 +29,13 @@ ever reads a store built from the attempts before t.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
 from inspect_ai.model import Model
 
-from memdir.agents import EpisodeRecord, load_prompt, role_config, run_agent
+from memdir.agents import EpisodeRecord, find_citations, load_prompt, role_config, run_agent
 from memdir.skills._families import AlfworldTask
 from memdir.skills._gate import Attempt, GatedLibrary
 from memdir.skills._trajectory import Trajectory, render_trajectory
@@ -66,7 +65,6 @@ VariantName = Literal[
 ]
 VARIANT_NAMES: tuple[str, ...] = get_args(VariantName)
 EPISODES = "/memories/episodes"
-_CITED = re.compile(r"\[(/memories/[^\]\s:>]+\.md)")
 _NOTHING = ("none", "no relevant experience")
 TASK_TURN = "turn-task"
 """The retriever's user turn (the task's goal)."""
@@ -131,7 +129,7 @@ async def _cite(model: Model | str, prompt_name: str, store: Store,
                           load_prompt(prompt_name), load_prompt(TASK_TURN, task=task.goal).text,
                           make_toolset(RETRIEVER_TOOLSET, store))
     text = run.text.strip()
-    cited = list(dict.fromkeys(p for p in _CITED.findall(text) if store.exists(p)))
+    cited = list(dict.fromkeys(c.path for c in find_citations(text) if store.exists(c.path)))
     if text.lower().rstrip(".") in _NOTHING:
         cited = []
     return text, cited, run.record
