@@ -33,7 +33,7 @@ from memdir.builders._catalog import (
 if TYPE_CHECKING:
     from memdir.builders._curated import build_curated
     from memdir.builders._episodes import BuiltStore
-    from memdir.builders._folder import BuildFolder, BuildState, reset_to_last_snapshot
+    from memdir.builders._folder import BuildFolder, BuildState
     from memdir.builders._foldered import build_foldered
     from memdir.builders._key import BuildSpec, builder_role, conversation_hash
     from memdir.builders._record import (
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, tuple[str, ...]] = {
     "_curated": ("build_curated",),
     "_episodes": ("BuiltStore",),
-    "_folder": ("BuildFolder", "BuildState", "reset_to_last_snapshot"),
+    "_folder": ("BuildFolder", "BuildState"),
     "_foldered": ("build_foldered",),
     "_key": ("BuildSpec", "builder_role", "conversation_hash"),
     "_record": ("BUILD_RECORD_VERSION", "BuildError", "BuildRecord", "Move", "UnitRecord"),
@@ -114,7 +114,6 @@ __all__ = [
     "builder_role",
     "chunk_files",
     "conversation_hash",
-    "reset_to_last_snapshot",
     "session_file",
     "unknown_variant_message",
     "variant_hint",
