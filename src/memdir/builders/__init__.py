@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         UnitRecord,
     )
     from memdir.builders._reorganized import DEFAULT_MAX_PASSES, build_reorganized
+    from memdir.builders._roles import BUILDER_ROLES, FOLDERING_ROLE, REORGANIZER_ROLE
     from memdir.builders._variants import BUILDERS, BuiltVariant, build_variant
     from memdir.builders._verify import FolderingReport, verify_foldering
     from memdir.builders._zero_cost import (
@@ -64,6 +65,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "_key": ("BuildSpec", "builder_role", "conversation_hash"),
     "_record": ("BUILD_RECORD_VERSION", "BuildError", "BuildRecord", "Move", "UnitRecord"),
     "_reorganized": ("DEFAULT_MAX_PASSES", "build_reorganized"),
+    "_roles": ("BUILDER_ROLES", "FOLDERING_ROLE", "REORGANIZER_ROLE"),
     "_variants": ("BUILDERS", "BuiltVariant", "build_variant"),
     "_verify": ("FolderingReport", "verify_foldering"),
     "_zero_cost": ("CHUNK_FOLDER", "build_chunk_store", "build_closed_book", "build_verbatim",
@@ -83,13 +85,16 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "BUILDERS",
+    "BUILDER_ROLES",
     "BUILD_RECORD_VERSION",
     "CATALOG",
     "CHUNK_FOLDER",
     "DEFAULT_MAX_PASSES",
+    "FOLDERING_ROLE",
     "HARNESS",
     "MODEL_BUILT",
     "OLD_VARIANT_NAMES",
+    "REORGANIZER_ROLE",
     "VARIANTS",
     "BuildError",
     "BuildFolder",

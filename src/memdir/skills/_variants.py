@@ -35,9 +35,10 @@ from typing import Literal, Protocol, get_args
 
 from inspect_ai.model import Model
 
-from memdir.agents import EpisodeRecord, find_citations, load_prompt, role_config, run_agent
+from memdir.agents import EpisodeRecord, find_citations, load_prompt, run_agent
 from memdir.skills._families import AlfworldTask
 from memdir.skills._gate import Attempt, GatedLibrary
+from memdir.skills._roles import CURATOR_ROLE, RETRIEVER_ROLE
 from memdir.skills._trajectory import Trajectory, render_trajectory
 from memdir.store import Frontmatter, Store, parse_file, render_file, slugify
 from memdir.tools import ToolSet, make_toolset, write_set
@@ -125,7 +126,7 @@ def _serve_files(store: Store, paths: list[str]) -> str:
 async def _cite(model: Model | str, prompt_name: str, store: Store,
                 task: AlfworldTask) -> tuple[str, list[str], EpisodeRecord]:
     """Run the retriever over ``store`` for ``task``: its reply, the paths it cited, its record."""
-    run = await run_agent(model, role_config("retriever", prompt=prompt_name),
+    run = await run_agent(model, RETRIEVER_ROLE.with_(prompt=prompt_name),
                           load_prompt(prompt_name), load_prompt(TASK_TURN, task=task.goal).text,
                           make_toolset(RETRIEVER_TOOLSET, store))
     text = run.text.strip()
@@ -285,7 +286,7 @@ class CuratedVariant:
         self.library.refusals = []
         tools = _curator_tools(self.name, self._store, self.library)
         prompt = CURATOR_PROMPTS[self.name]
-        run = await run_agent(self.curator, role_config("curator", prompt=prompt),
+        run = await run_agent(self.curator, CURATOR_ROLE.with_(prompt=prompt),
                               load_prompt(prompt),
                               _curation_turn(trajectory, served, self._store), tools)
         return Integrated(record=run.record, refusals=list(self.library.refusals))
