@@ -40,7 +40,7 @@ from memdir.store import Store
 
 from .fake_openai import CRASH, GATEWAY, LOGIN, FakeOpenAI
 
-BUDGET = 4
+BUDGET = 8
 """Seconds each failing call may take, retries included."""
 
 
