@@ -49,13 +49,9 @@ class Settings(BaseModel):
     )
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, gt=0,
                                 description="Largest file a write may produce.")
-    shell_timeout: float = Field(default=10.0, gt=0,
-                                 description="Seconds a shell tool call may run.")
-    shell_output_chars: int = Field(default=20_000, gt=0,
-                                    description="Characters of shell output shown to a model.")
     tool_time_limit: float = Field(default=5.0, gt=0,
                                    description="Seconds one tool call may run (a shell call "
-                                   "has its own shell_timeout).")
+                                   "has its own fixed limit, see docs/limits.md).")
     tool_output_chars: int = Field(default=160_000, gt=0,
                                    description="Longest tool result shown to a model; longer "
                                    "ones are cut with a note.")

@@ -35,11 +35,12 @@ from memdir.agents import (
 )
 from memdir.cli import app
 from memdir.config import get_settings
+from memdir.skills._roles import EXECUTION_ROLE
 from memdir.store import Store
 
 from .fake_openai import CRASH, GATEWAY, LOGIN, FakeOpenAI
 
-BUDGET = 4
+BUDGET = 8
 """Seconds each failing call may take, retries included."""
 
 
@@ -58,7 +59,7 @@ async def _run(fake: FakeOpenAI, retries: int = 2) -> AgentError | Usage:
     llm = resolve_model("openai-api/fake/m", max_retries=retries, timeout=BUDGET,
                         base_url=fake.base_url)
     try:
-        run = await run_agent(llm, role_config("execution"), load_prompt("search-closed-book"),
+        run = await run_agent(llm, EXECUTION_ROLE, load_prompt("search-closed-book"),
                               "Say hello.")
     except AgentError as exc:
         return exc

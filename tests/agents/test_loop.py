@@ -164,7 +164,7 @@ async def test_role_settings_reach_generate() -> None:
 
     from inspect_ai.model import get_model
 
-    role = role_config("execution", temperature=0.0, max_tokens=123)
+    role = role_config("search", toolset=None, temperature=0.0, max_tokens=123)
     await run_agent(get_model("mockllm/model", custom_outputs=spy), role,
                     load_prompt("search-closed-book"), "q")
     config, tools = seen[0]

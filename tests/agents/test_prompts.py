@@ -6,7 +6,17 @@ import hashlib
 
 import pytest
 
-from memdir.agents import ROLE_NAMES, load_prompt, prompt_blocks, prompt_names, role_config
+from memdir.agents import (
+    MANAGEMENT_ROLE,
+    SEARCH_ROLE,
+    declared_roles,
+    load_prompt,
+    prompt_blocks,
+    prompt_names,
+    role_config,
+)
+from memdir.builders import BUILDER_ROLES
+from memdir.skills._roles import CURATOR_ROLE, EXECUTION_ROLE, RETRIEVER_ROLE
 
 SEARCH = ["search-hierarchical", "search-foldered", "search-flat", "search-chunk"]
 
@@ -85,9 +95,15 @@ def test_fields_are_checked_and_values_are_not_reexpanded() -> None:
     assert "what is {{question}}?" in p.text
 
 
-def test_every_role_names_a_real_prompt() -> None:
-    for role in ROLE_NAMES:
-        assert role_config(role).prompt in prompt_names()
+def test_every_role_names_a_real_prompt_and_is_found_by_name() -> None:
+    roles = [SEARCH_ROLE, MANAGEMENT_ROLE, *BUILDER_ROLES.values(), CURATOR_ROLE, RETRIEVER_ROLE,
+             EXECUTION_ROLE]
+    assert set(declared_roles()) == {r.role for r in roles}
+    for role in roles:
+        assert role.prompt in prompt_names()
+        assert role_config(role.role) == role
+    with pytest.raises(ValueError, match="unknown role 'judge'"):
+        role_config("judge")
 
 
 def test_citing_retrievers_differ_in_the_serving_bar_and_the_entry_kinds() -> None:

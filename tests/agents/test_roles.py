@@ -13,6 +13,8 @@ from memdir.agents import (
     role_config,
     run_agent,
 )
+from memdir.builders import FOLDERING_ROLE, REORGANIZER_ROLE
+from memdir.skills._roles import CURATOR_ROLE, EXECUTION_ROLE, RETRIEVER_ROLE
 from memdir.store import Store
 from memdir.tools import make_toolset
 from scripted import Script, calls, text, usage
@@ -94,7 +96,7 @@ async def test_reorganizer_and_foldering(store: Store) -> None:
               ("create", {"path": "/memories/x.md", "file_text": "nope"})),
         text("pets/: 1 file"),
     ])
-    role = role_config("foldering")
+    role = FOLDERING_ROLE
     run = await run_agent(fold.model(), role, load_prompt(role.prompt), "Sort the store.",
                           make_toolset(role.toolset or "", store))
     fold.assert_done()
@@ -102,7 +104,7 @@ async def test_reorganizer_and_foldering(store: Store) -> None:
     assert run.record.calls[1].tool_calls[1].is_error  # no create in the folder set
     for prompt in ("reorganize-preserve", "reorganize-condense"):
         reorg = Script([calls(("view", {"path": "/memories"})), text("layout: people/")])
-        role = role_config("reorganizer", prompt=prompt)
+        role = REORGANIZER_ROLE.with_(prompt=prompt)
         run = await run_agent(reorg.model(), role, load_prompt(prompt), "Reorganize.",
                               make_toolset("write", store))
         assert run.record.prompt_name == prompt and run.record.max_rounds == 60
@@ -113,7 +115,7 @@ async def test_curator_retrievers_and_execution(store: Store) -> None:
              "  type: skill\n  sources:\n    - {task: t1, outcome: success}\n---\n1. Go.\n")
     cur = Script([calls(("create", {"path": "/memories/heat-an-object.md", "file_text": skill})),
                   text("Created the heat skill.")])
-    role = role_config("curator")
+    role = CURATOR_ROLE
     await run_agent(cur.model(), role, load_prompt("curator"), "attempt t1: success",
                     make_toolset("write", store))
     assert store.exists("/memories/heat-an-object.md")
@@ -122,14 +124,14 @@ async def test_curator_retrievers_and_execution(store: Store) -> None:
     for prompt in ("retriever-cite", "retriever-guidance"):
         ret = Script([calls(("view", {"path": "/memories"})),
                       text("[/memories/heat-an-object.md] - heating task")])
-        role = role_config("retriever", prompt=prompt)
+        role = RETRIEVER_ROLE.with_(prompt=prompt)
         run = await run_agent(ret.model(), role, load_prompt(prompt),
                               load_prompt("turn-task", task="heat an egg").text,
                               make_toolset("read", store))
         assert resolve_citations(store, run.text)[0].resolved
 
     exe = Script([text("go to microwave 1")])
-    role = role_config("execution")
+    role = EXECUTION_ROLE
     run = await run_agent(exe.model(), role, load_prompt("execution", task="heat an egg",
                                                          guidance="1. Go."), "You are in a room.")
     assert run.text == "go to microwave 1" and run.record.temperature == 0.0

@@ -146,10 +146,10 @@ def wait_for(driver: Any, selector: str, count: int, seconds: float = 120) -> No
 def test_step_the_timeline(chrome: Any, store_site: Served) -> None:
     login(chrome, store_site, "/s/store/history")
     # the growth table is measured in the background; the page reloads itself until then
-    wait_for(chrome, "svg.chart", 11)
+    wait_for(chrome, "svg.chart", 12)
     assert by_css(chrome, ".stepper .current").text == "step 30"  # 31 snapshots, from 0
     assert "+ /memories/overview.md" in by_css(chrome, ".changed").text
-    assert len(all_css(chrome, "svg.chart")) == 11
+    assert len(all_css(chrome, "svg.chart")) == 12
     shot(chrome, "history")
     by_css(chrome, ".stepper a.prev").click()
     assert by_css(chrome, ".stepper .current").text == "step 29"

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import memdir.builders as builders
-from memdir.agents import ROLE_NAMES, SEARCH_FAMILIES, SEARCH_VARIANTS, load_prompt, role_config
+from memdir.agents import SEARCH_FAMILIES, SEARCH_VARIANTS, load_prompt
 from memdir.builders import (
+    BUILDER_ROLES,
     BUILDERS,
     CATALOG,
     HARNESS,
@@ -61,11 +62,11 @@ def test_the_family_literal_and_the_family_table_agree() -> None:
 @pytest.mark.parametrize("name", MODEL_BUILT)
 def test_every_model_built_variant_has_a_role_prompts_and_a_turn(name: str) -> None:
     spec = CATALOG[name]
-    assert spec.role in ROLE_NAMES
+    assert spec.role in BUILDER_ROLES
     assert set(spec.prompts) == {"session", "block"}
     for prompt in spec.prompts.values():
         assert load_prompt(prompt).text
-    assert role_config(spec.role).toolset in TOOLSET_NAMES
+    assert BUILDER_ROLES[spec.role].toolset in TOOLSET_NAMES
     assert spec.turn is not None and spec.source in ("dump", "chunks")
     filled = load_prompt(spec.turn.prompt, **{f: f"<{f}>" for f in spec.turn.fields})
     assert all(f"<{f}>" in filled.text for f in spec.turn.fields)

@@ -14,7 +14,6 @@ from memdir.builders import (
     BuildState,
     UnitRecord,
     builder_role,
-    reset_to_last_snapshot,
 )
 from memdir.conversation import Conversation
 from memdir.sample import load_sample_conversation
@@ -43,11 +42,11 @@ def test_reset_undoes_every_kind_of_change(tmp_path: Path) -> None:
                                                     "x\n"))
     (store.root / ".tmp-a.md.part").write_bytes(b"half a write")
     (store.root / "notes.txt").write_text("stray")
-    reset_to_last_snapshot(store, folder.history)
+    folder.reset()
     assert store.read("/memories/a.md") == NOTE
     assert sorted(p.name for p in store.root.iterdir()) == [".git", ".memdir", "a.md"]
     store.delete("/memories/a.md")
-    reset_to_last_snapshot(store, folder.history)
+    folder.reset()
     assert store.read("/memories/a.md") == NOTE
 
 

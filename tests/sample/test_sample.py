@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memdir.conversation import parse_locator
 from memdir.sample import (
     NOTES,
     SESSIONS_NOTE,
@@ -15,7 +16,6 @@ from memdir.sample import (
     build_sample_store,
     check_locators,
     load_sample_conversation,
-    parse_locator,
 )
 from memdir.store import lint_store, load_document
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memdir.agents import ROLE_NAMES, role_config
+from memdir.agents import MANAGEMENT_ROLE, SEARCH_ROLE
+from memdir.builders import FOLDERING_ROLE, REORGANIZER_ROLE
+from memdir.skills._roles import CURATOR_ROLE, RETRIEVER_ROLE
 from memdir.study import HARNESSES, StudyConfig, load_config
 from memdir.study._config import HARNESS_SPECS, HarnessSpec
 from memdir.tools import HARNESS_SPECS as TOOL_HARNESS_SPECS
@@ -27,6 +29,10 @@ from memdir.tools._harness import (
     split_prompt_name,
 )
 
+ROLES = {role.role: role for role in (SEARCH_ROLE, MANAGEMENT_ROLE, REORGANIZER_ROLE,
+                                      FOLDERING_ROLE, CURATOR_ROLE, RETRIEVER_ROLE)}
+"""Each role's defaults, from the setting that declares them."""
+
 
 def test_the_study_reads_the_tools_catalog() -> None:
     assert HARNESS_SPECS is TOOL_HARNESS_SPECS
@@ -39,7 +45,7 @@ def test_every_harness_names_registered_sets_for_both_roles(name: str) -> None:
     spec = harness_spec(name)
     assert set(spec.build_toolsets) == set(BUILDER_ROLES)
     for role in (*SEARCH_ROLES, *BUILDER_ROLES):
-        assert role in ROLE_NAMES
+        assert role in ROLES
         assert spec.toolset_for(role) in TOOLSET_NAMES, (name, role)
     assert spec.toolsets <= set(TOOLSET_NAMES)
 
@@ -47,7 +53,7 @@ def test_every_harness_names_registered_sets_for_both_roles(name: str) -> None:
 def test_center_is_the_roles_own_default_tools() -> None:
     center = harness_spec("center")
     for role in (*SEARCH_ROLES, *BUILDER_ROLES):
-        assert center.toolset_for(role) == role_config(role).toolset, role
+        assert center.toolset_for(role) == ROLES[role].toolset, role
     assert center.blocks == {}
 
 

@@ -21,6 +21,7 @@ from memdir.agents._bounds import ComputeBounds, cell_bounds, episode_bounds
 from memdir.agents._calls import CallFailed, call_model, describe_error
 from memdir.agents._citations import Citation, find_citations, render_cited, resolve_citations
 from memdir.agents._ingest import (
+    MANAGEMENT_ROLE,
     ChunkOutcome,
     IngestError,
     IngestResult,
@@ -46,17 +47,27 @@ from memdir.agents._records import (
     EpisodeRecord,
     ToolCallRecord,
 )
-from memdir.agents._roles import ROLE_NAMES, RoleConfig, role_config
+from memdir.agents._roles import (
+    SEARCH_BUDGET,
+    SEARCH_ROLE,
+    WRITE_BUDGET,
+    RoleConfig,
+    declare_role,
+    declared_roles,
+    role_config,
+)
 from memdir.agents._snapshot import StoreSnapshot, restore, snapshot
 from memdir.agents._usage import Usage, usage_from_inspect
 
 __all__ = [
     "BASELINE_LABEL",
     "FINAL_REQUEST",
+    "MANAGEMENT_ROLE",
     "OFFLINE_MODEL",
     "PROFILES",
     "RESULT_CHARS",
-    "ROLE_NAMES",
+    "SEARCH_BUDGET",
+    "SEARCH_ROLE",
     "SCHEMA_VERSION",
     "SEARCH_FAMILIES",
     "SEARCH_VARIANTS",
@@ -102,6 +113,9 @@ __all__ = [
     "resolve_model",
     "restore",
     "role_config",
+    "declare_role",
+    "declared_roles",
+    "WRITE_BUDGET",
     "run_agent",
     "search_family_role",
     "snapshot",

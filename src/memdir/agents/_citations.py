@@ -2,7 +2,11 @@
 
 Three forms are recognised, as the search prompts teach them:
 ``[/memories/a.md]``, ``[/memories/a.md:L10-15]`` (or ``:L12``) and
-``[/memories/a.md > # Heading > ## Sub]``.
+``[/memories/a.md > # Heading > ## Sub]``. :func:`format_citation` writes them
+(the offline policy cites through it) and :data:`CITATION` reads them back. A
+cited path may hold spaces and any letter, but no ``:``, ``]`` or ``>`` (they
+end the path) and no ``.md`` inside it before its end, so that
+``[/memories/a.md, /memories/b.md]`` is not read as one path.
 """
 
 from __future__ import annotations
@@ -11,15 +15,23 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from memdir.store import Store, StoreError, find_section
+from memdir.store import ROOT, Store, StoreError, find_section
 
-__all__ = ["Citation", "find_citations", "render_cited", "resolve_citations"]
+__all__ = [
+    "CITATION",
+    "Citation",
+    "find_citations",
+    "format_citation",
+    "render_cited",
+    "resolve_citations",
+]
 
-_CITATION = re.compile(
-    r"\[(?P<path>/memories(?:/[^\]\s:>]+)*?\.md)"
+CITATION = re.compile(
+    rf"\[(?P<path>{ROOT}(?:/(?:(?!\.md[^\]/:\n])[^\]\n:>/])+)*?\.md)"
     r"(?::L(?P<start>\d+)(?:-L?(?P<end>\d+))?)?"
     r"(?P<section>(?:\s*>\s*[^\]>]+)+)?\]"
 )
+"""A citation as :func:`format_citation` writes it (``L10-L15`` is read as ``L10-15``)."""
 _MAX_SHOWN = 4000
 
 
@@ -38,10 +50,27 @@ class Citation(BaseModel):
     content: str | None = None
 
 
+def format_citation(
+    path: str, start: int | None = None, end: int | None = None, section: tuple[str, ...] = ()
+) -> str:
+    """A citation of ``path``: whole, of lines ``start``..``end``, or of a section.
+
+    Args:
+        path: The cited file, e.g. ``/memories/people/alice.md``.
+        start: The first cited line; None cites the file or ``section``.
+        end: The last cited line (``start`` when None).
+        section: Heading steps, e.g. ``("# Alice", "## Work")``.
+    """
+    if start is not None:
+        lines = f"L{start}" if end is None or end == start else f"L{start}-{end}"
+        return f"[{path}:{lines}]"
+    return "[" + " > ".join((path, *section)) + "]"
+
+
 def find_citations(text: str) -> list[Citation]:
     """Every citation in ``text``, in order, duplicates removed (not yet resolved)."""
     found: dict[str, Citation] = {}
-    for match in _CITATION.finditer(text):
+    for match in CITATION.finditer(text):
         start = int(match.group("start")) if match.group("start") else None
         end = int(match.group("end")) if match.group("end") else start
         section = tuple(

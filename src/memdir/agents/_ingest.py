@@ -27,7 +27,7 @@ from memdir.agents._loop import run_agent
 from memdir.agents._prices import PriceTable
 from memdir.agents._prompts import load_prompt
 from memdir.agents._records import EpisodeRecord
-from memdir.agents._roles import RoleConfig, role_config
+from memdir.agents._roles import WRITE_BUDGET, RoleConfig, declare_role
 from memdir.agents._snapshot import StoreSnapshot, restore, snapshot
 from memdir.agents._usage import Usage
 from memdir.conversation import (
@@ -40,7 +40,19 @@ from memdir.conversation import (
 from memdir.store import Store, atomic_write
 from memdir.tools import make_toolset
 
-__all__ = ["ChunkOutcome", "IngestError", "IngestResult", "ingest", "recover_ingest"]
+__all__ = [
+    "MANAGEMENT_ROLE",
+    "ChunkOutcome",
+    "IngestError",
+    "IngestResult",
+    "ingest",
+    "recover_ingest",
+]
+
+MANAGEMENT_ROLE = declare_role(
+    "management", prompt="management-conversation", toolset="write", **WRITE_BUDGET
+)
+"""The management agent ``ingest`` runs (the curated study variant builds with it too)."""
 
 _STATE = ".memdir"
 """The store's hidden state folder, which snapshots neither take nor restore."""
@@ -129,7 +141,7 @@ async def ingest(
     if role is None:
         blocks = conversation.locator_kind == "block"
         prompt = "management-blocks" if blocks else "management-conversation"
-        role = role_config("management", prompt=prompt)
+        role = MANAGEMENT_ROLE.with_(prompt=prompt)
     system = load_prompt(role.prompt)
     prices = prices or PriceTable.load()
     chunks = chunk_conversation(conversation, chunk_tokens)

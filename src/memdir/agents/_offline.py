@@ -18,6 +18,12 @@ from typing import Any, Final
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 
+from memdir.agents._citations import format_citation
+from memdir.conversation import TURN_HEAD
+from memdir.tools._grep import GREP_HIT, GREP_SUMMARY
+from memdir.tools._ranked import CHUNK_HEADER
+from memdir.tools._view import LISTING_ENTRY, NUMBERED_LINE
+
 __all__ = ["BASELINE_LABEL", "Decision", "decide", "question_terms"]
 
 BASELINE_LABEL: Final = "[offline grep-reader baseline, no LLM]"
@@ -34,9 +40,6 @@ _STOP = frozenset(
     likely something anything someone anyone else recently new old""".split()
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]|\d+")
-_GREP_LINE = re.compile(r"^(/memories/\S+?\.md):(\d+): ?(.*)$")
-_VIEW_LINE = re.compile(r"^\s*(\d+)\t(.*)$")
-_LISTING = re.compile(r"^\s*(\S+\.md) \([^)]*\) - (.*)$")
 _OPTION = re.compile(r"\(([a-h])\)\s*([^()]+?)(?=\s*\([a-h]\)|$)", re.DOTALL)
 _HEADER = re.compile(r"^(name|description|metadata):")
 _MAX_TERMS = 6
@@ -123,13 +126,13 @@ def _score_hits(results: dict[str, str], terms: list[str]) -> list[_Hit]:
         text = results.get(f"grep-{index}")
         if not text:
             continue
-        rows = [m for m in map(_GREP_LINE.match, text.splitlines()) if m]
+        rows = list(GREP_HIT.finditer(text))
         weight = weights[term] = 1.0 / math.log2(2 + _total(text, len(rows)))
         for row in rows:
-            key = (row.group(1), int(row.group(2)))
-            hit = hits.setdefault(key, _Hit(key[0], key[1], row.group(3)))
+            key = (row["path"], int(row["line"]))
+            hit = hits.setdefault(key, _Hit(key[0], key[1], row["text"]))
             # A header line (name, description) routes a reader but rarely answers.
-            hit.score += weight / 2 if _HEADER.match(row.group(3)) else weight
+            hit.score += weight / 2 if _HEADER.match(row["text"]) else weight
             hit.terms.add(term)
     # Route by names as a reader would: a file whose path names a query term
     # (people/maya.md for a question about Maya) is about that term, so each of its
@@ -143,19 +146,18 @@ def _score_hits(results: dict[str, str], terms: list[str]) -> list[_Hit]:
 
 
 def _total(text: str, shown: int) -> int:
-    head = re.match(r"^(\d+) matching line", text)
-    return int(head.group(1)) if head else shown
+    head = GREP_SUMMARY.match(text)
+    return int(head["total"]) if head else shown
 
 
 def _descriptions(results: dict[str, str]) -> dict[str, str]:
     """File name -> description, from the survey listing (top-level names only)."""
     listing = results.get("survey", "")
-    found: dict[str, str] = {}
-    for line in listing.splitlines():
-        match = _LISTING.match(line)
-        if match:
-            found[match.group(1)] = match.group(2)
-    return found
+    return {
+        match["name"]: match["description"]
+        for match in LISTING_ENTRY.finditer(listing)
+        if match["name"].endswith(".md")
+    }
 
 
 def _read_lines(results: dict[str, str], ids: list[str]) -> dict[tuple[str, int], str]:
@@ -164,10 +166,8 @@ def _read_lines(results: dict[str, str], ids: list[str]) -> dict[tuple[str, int]
         if not call_id.startswith("read-"):
             continue
         path = call_id.split("|", 1)[1]
-        for row in results.get(call_id, "").splitlines():
-            match = _VIEW_LINE.match(row)
-            if match:
-                lines[(path, int(match.group(1)))] = match.group(2)
+        for match in NUMBERED_LINE.finditer(results.get(call_id, "")):
+            lines[(path, int(match["number"]))] = match["text"]
     return lines
 
 
@@ -187,7 +187,7 @@ def _choose_option(question: str, evidence: str) -> str | None:
 
 def _best_sentence(text: str, terms: list[str]) -> str:
     """The sentence of a turn that shares the most terms with the question."""
-    body = re.sub(r"^\[[SB]\d+[TM]\d+\]\s*", "", text.strip())
+    body = TURN_HEAD.sub("", text.strip())
     body = re.sub(r"^[A-Z][\w .'-]{0,40}?:\s+", "", body)
     sentences = [p for p in re.split(r"(?<=[.!?])\s+", body) if p.strip()]
     if not sentences:
@@ -224,8 +224,7 @@ def _compose(question: str, hits: list[_Hit], lines: dict[tuple[str, int], str],
         date = _DATE.search(descriptions.get(hit.path.rsplit("/", 1)[-1], ""))
         if date:
             answer = f"{answer} (said on {date.group(0)})"
-    cite = f"L{hit.line}" if last == hit.line else f"L{hit.line}-{last}"
-    answer = f"{answer} [{hit.path}:{cite}]"
+    answer = f"{answer} {format_citation(hit.path, hit.line, last)}"
     evidence = " ".join([*lines.values(), *(h.text for h in hits[:_MAX_READS])])
     option = _choose_option(question, evidence)
     if option is not None:
@@ -241,9 +240,9 @@ def _chunk_hits(
     path = ""
     number = 0
     for row in text.splitlines():
-        header = re.match(r"^=== (/memories/\S+\.md) ===$", row)
+        header = CHUNK_HEADER.match(row)
         if header:
-            path, number = header.group(1), 0
+            path, number = header["path"], 0
             continue
         if path:
             number += 1

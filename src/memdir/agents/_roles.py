@@ -1,22 +1,35 @@
 """Roles: which prompt, which tools, and which budget and generation settings each runs with.
 
-Defaults follow the study's configuration: the search agent gets 40 tool rounds
-and an 8,192-token output cap, the management agent (and the other store
-builders) 60 rounds and 32,768 tokens, both at high reasoning effort; the
-execution agent at temperature 0 with an 8,192-token cap. The judge's defaults
-live with the judge (:mod:`memdir.bench.judge`).
+:class:`RoleConfig` is the shape; each setting declares the defaults of the roles it
+runs beside the code that runs them (:func:`declare_role`): the search role here
+(``ask``), the management role with ``ingest``, the other store builders in
+:mod:`memdir.builders`, the skill roles in :mod:`memdir.skills`, the judge with the
+judge (:mod:`memdir.bench.judge`). :func:`role_config` looks any declared role up
+by name. The study's budgets: 40 tool rounds and an 8,192-token output cap for a
+role that searches, 60 rounds and 32,768 tokens for one that writes a store, both
+at high reasoning effort.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Final, Literal
 
 from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field
 
 from memdir.agents._profiles import profile
 
-__all__ = ["ROLE_NAMES", "Effort", "RoleConfig", "role_config"]
+__all__ = [
+    "SEARCH_BUDGET",
+    "SEARCH_ROLE",
+    "WRITE_BUDGET",
+    "Effort",
+    "RoleConfig",
+    "declare_role",
+    "declared_roles",
+    "role_config",
+]
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
@@ -57,29 +70,50 @@ class RoleConfig(BaseModel):
         return RoleConfig.model_validate({**self.model_dump(), **changes})
 
 
-_SEARCH = {"max_rounds": 40, "max_tokens": 8192, "reasoning_effort": "high"}
-_BUILD = {"max_rounds": 60, "max_tokens": 32768, "reasoning_effort": "high"}
-
-_DEFAULTS: dict[str, dict[str, object]] = {
-    "management": {"prompt": "management-conversation", "toolset": "write", **_BUILD},
-    "reorganizer": {"prompt": "reorganize-preserve", "toolset": "write", **_BUILD},
-    "foldering": {"prompt": "foldering", "toolset": "folder", **_BUILD},
-    "curator": {"prompt": "curator", "toolset": "write", **_BUILD},
-    "search": {"prompt": "search-hierarchical", "toolset": "read", **_SEARCH},
-    "retriever": {"prompt": "retriever-cite", "toolset": "read", **_SEARCH},
-    "execution": {"prompt": "execution", "toolset": None, "max_rounds": 50,
-                  "max_tokens": 8192, "temperature": 0.0},
+SEARCH_BUDGET: Final[Mapping[str, object]] = {
+    "max_rounds": 40, "max_tokens": 8192, "reasoning_effort": "high",
 }
+"""The budget of a role that reads a store to answer (the search agent, the retriever)."""
+WRITE_BUDGET: Final[Mapping[str, object]] = {
+    "max_rounds": 60, "max_tokens": 32768, "reasoning_effort": "high",
+}
+"""The budget of a role that writes a store (management, reorganizer, foldering, curator)."""
 
-ROLE_NAMES: tuple[str, ...] = tuple(_DEFAULTS)
+_DECLARED: dict[str, RoleConfig] = {}
+
+
+def declare_role(role: str, **defaults: object) -> RoleConfig:
+    """Declare ``role``'s defaults, so :func:`role_config` finds it by name; return them.
+
+    Raises:
+        ValueError: The role was declared before with other defaults.
+    """
+    config = RoleConfig.model_validate({"role": role, **defaults})
+    known = _DECLARED.setdefault(role, config)
+    if known != config:
+        raise ValueError(f"the role {role!r} is declared twice, with different defaults")
+    return config
+
+
+def declared_roles() -> tuple[str, ...]:
+    """The names of every role declared so far, in declaration order."""
+    return tuple(_DECLARED)
 
 
 def role_config(role: str, **changes: object) -> RoleConfig:
-    """The default configuration of ``role``, with ``changes`` applied.
+    """The declared defaults of ``role``, with ``changes`` applied.
 
     Raises:
-        ValueError: ``role`` is not one of :data:`ROLE_NAMES`.
+        ValueError: No loaded module declares ``role``.
     """
-    if role not in _DEFAULTS:
-        raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLE_NAMES)}")
-    return RoleConfig.model_validate({"role": role, **_DEFAULTS[role], **changes})
+    known = _DECLARED.get(role)
+    if known is None:
+        raise ValueError(
+            f"unknown role {role!r}; choose one of {', '.join(_DECLARED)} (the builder and "
+            "skill roles are declared when memdir.builders and memdir.skills load)"
+        )
+    return known.with_(**changes) if changes else known
+
+
+SEARCH_ROLE = declare_role("search", prompt="search-hierarchical", toolset="read", **SEARCH_BUDGET)
+"""The search agent ``ask`` runs (the prompt and tools follow the store's variant there)."""

@@ -11,8 +11,8 @@ predicted part. LoCoMo's open-domain golds (category 3) keep only the text
 before the first ``;``. An adversarial item (LoCoMo category 5) scores 1 when
 the prediction says the information is absent. A test replays a large set of
 (prediction, gold, category) triples built from ``locomo10.json`` and checks
-every score against the official script's (``benchmarks/locomo_grading.py``
-makes that set).
+every score against the official script's (``tests/bench/locomo_official.py``
+recomputes that set from a LoCoMo checkout).
 
 The judge, not F1, decides correctness in memdir's studies; F1 is a cheap
 secondary signal and a comparison point with published numbers computed the

@@ -11,16 +11,12 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from memdir.metrics import SHAPE_COLUMNS
+
 __all__ = ["GROWTH", "Chart", "growth_chart"]
 
 GROWTH: tuple[tuple[str, str], ...] = (
-    ("files", "files"),
-    ("sections", "sections"),
-    ("bytes", "bytes"),
-    ("mean_depth", "mean leaf depth"),
-    ("max_depth", "max depth"),
-    ("xrefs", "cross-references"),
-    ("dangling", "dangling references"),
+    *((c.column, c.title) for c in SHAPE_COLUMNS if c.chart),
     ("b1", "B1 distinguishability"),
     ("b2", "B2 cohesion"),
     ("b3", "B3 leakage"),

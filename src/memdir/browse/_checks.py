@@ -38,10 +38,6 @@ class Checks:
     report: HealthReport
     alarms: list[Alarm] = field(default_factory=list)
 
-    def findings_of(self, path: str) -> list[Finding]:
-        """The lint findings of one file."""
-        return [f for f in self.findings if f.path == path]
-
     def alarms_of(self, path: str) -> list[Alarm]:
         """The alarms that concern one file."""
         return [a for a in self.alarms if path in a.paths]

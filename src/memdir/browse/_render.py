@@ -19,14 +19,11 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup, escape
 
+from memdir.conversation import LOCATOR_GROUP, LOCATOR_IN_TEXT
 from memdir.store import XRef, xrefs
 
 __all__ = ["LinkResolver", "Linked", "linkify", "render_lines", "render_markdown"]
 
-_LOCATOR_GROUP = re.compile(
-    r"\[\s*((?:S\d+T\d+|B\d+M\d+)(?:\s*[,;]\s*(?:S\d+T\d+|B\d+M\d+))*)\s*\]"
-)
-_LOCATOR = re.compile(r"S\d+T\d+|B\d+M\d+")
 _SECTION_STEP = r"[ \t]*>[ \t]*#{{1,6}}[ \t]+{}"
 
 
@@ -74,7 +71,7 @@ def _spans(text: str) -> list[tuple[int, int, str, Any]]:
             end = match.end()
         found.append((start, end, "xref", ref))
         position = end
-    for match in _LOCATOR_GROUP.finditer(text):
+    for match in LOCATOR_GROUP.finditer(text):
         if not any(s <= match.start() < e for s, e, _, _ in found):
             found.append((match.start(), match.end(), "locators", match))
     return sorted(found, key=lambda s: s[0])
@@ -104,7 +101,7 @@ def linkify(text: str, links: LinkResolver) -> Markup:
 def _locator_links(piece: str, links: LinkResolver) -> str:
     out: list[str] = []
     position = 0
-    for match in _LOCATOR.finditer(piece):
+    for match in LOCATOR_IN_TEXT.finditer(piece):
         out.append(str(escape(piece[position:match.start()])))
         url = links.locator(match.group(0))
         label = escape(match.group(0))

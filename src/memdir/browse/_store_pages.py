@@ -20,12 +20,11 @@ from memdir.browse._tree import FILES_SHOWN, HEADINGS_FILES, build_nodes
 from memdir.store import ROOT, Finding, StoreError
 from memdir.store.history import HistoryError
 from memdir.tools import bm25_set, read_set
+from memdir.tools._grep import GREP_HIT
+from memdir.tools._ranked import RANKED_FILE, RANKED_LINE
 
 __all__ = ["file_page", "health_page", "search_page", "tree_page", "turn_page"]
 
-_GREP_HIT = re.compile(r"^(/memories/\S+?\.md):(\d+): ")
-_RANKED_FILE = re.compile(r"^(\d+\. )(/memories/\S+?\.md)( \(score)")
-_RANKED_LINE = re.compile(r"^(   L)(\d+)(: )")
 
 
 def _entry_and_state(browser: Browser, request: Request) -> tuple[BrowsedStore, StoreState]:
@@ -120,19 +119,19 @@ def _link_output(browser: Browser, sid: str, text: str, mode: str) -> Markup:
     out: list[str] = []
     current: str | None = None
     for line in text.split("\n"):
-        if mode == "grep" and (hit := _GREP_HIT.match(line)):
-            url = browser.file_url(sid, hit.group(1), lines=(int(hit.group(2)),) * 2)
-            out.append(f'<a href="{escape(url)}">{escape(hit.group(0).rstrip(": "))}</a>: '
-                       f"{escape(line[hit.end():])}")
-        elif mode == "ranked" and (hit := _RANKED_FILE.match(line)):
-            current = hit.group(2)
+        if mode == "grep" and (hit := GREP_HIT.match(line)):
+            url = browser.file_url(sid, hit["path"], lines=(int(hit["line"]),) * 2)
+            out.append(f'<a href="{escape(url)}">{escape(line[:hit.end("line")])}</a>: '
+                       f"{escape(hit['text'])}")
+        elif mode == "ranked" and (hit := RANKED_FILE.match(line)):
+            current = hit["path"]
             url = browser.file_url(sid, current)
-            out.append(f"{escape(hit.group(1))}<a href=\"{escape(url)}\">{escape(current)}</a>"
-                       f"{escape(line[hit.end(2):])}")
-        elif mode == "ranked" and current and (hit := _RANKED_LINE.match(line)):
-            number = int(hit.group(2))
+            out.append(f"{escape(line[:hit.start('path')])}<a href=\"{escape(url)}\">"
+                       f"{escape(current)}</a>{escape(line[hit.end('path'):])}")
+        elif mode == "ranked" and current and (hit := RANKED_LINE.match(line)):
+            number = int(hit["line"])
             url = browser.file_url(sid, current, lines=(number, number))
-            out.append(f'   <a href="{escape(url)}">L{number}</a>{escape(line[hit.end(2):])}')
+            out.append(f'   <a href="{escape(url)}">L{number}</a>{escape(line[hit.end("line"):])}')
         else:
             out.append(str(escape(line)))
     return Markup("\n".join(out))

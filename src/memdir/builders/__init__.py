@@ -33,7 +33,7 @@ from memdir.builders._catalog import (
 if TYPE_CHECKING:
     from memdir.builders._curated import build_curated
     from memdir.builders._episodes import BuiltStore
-    from memdir.builders._folder import BuildFolder, BuildState, reset_to_last_snapshot
+    from memdir.builders._folder import BuildFolder, BuildState
     from memdir.builders._foldered import build_foldered
     from memdir.builders._key import BuildSpec, builder_role, conversation_hash
     from memdir.builders._record import (
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         UnitRecord,
     )
     from memdir.builders._reorganized import DEFAULT_MAX_PASSES, build_reorganized
+    from memdir.builders._roles import BUILDER_ROLES, FOLDERING_ROLE, REORGANIZER_ROLE
     from memdir.builders._variants import BUILDERS, BuiltVariant, build_variant
     from memdir.builders._verify import FolderingReport, verify_foldering
     from memdir.builders._zero_cost import (
@@ -59,11 +60,12 @@ if TYPE_CHECKING:
 _LAZY: dict[str, tuple[str, ...]] = {
     "_curated": ("build_curated",),
     "_episodes": ("BuiltStore",),
-    "_folder": ("BuildFolder", "BuildState", "reset_to_last_snapshot"),
+    "_folder": ("BuildFolder", "BuildState"),
     "_foldered": ("build_foldered",),
     "_key": ("BuildSpec", "builder_role", "conversation_hash"),
     "_record": ("BUILD_RECORD_VERSION", "BuildError", "BuildRecord", "Move", "UnitRecord"),
     "_reorganized": ("DEFAULT_MAX_PASSES", "build_reorganized"),
+    "_roles": ("BUILDER_ROLES", "FOLDERING_ROLE", "REORGANIZER_ROLE"),
     "_variants": ("BUILDERS", "BuiltVariant", "build_variant"),
     "_verify": ("FolderingReport", "verify_foldering"),
     "_zero_cost": ("CHUNK_FOLDER", "build_chunk_store", "build_closed_book", "build_verbatim",
@@ -83,13 +85,16 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "BUILDERS",
+    "BUILDER_ROLES",
     "BUILD_RECORD_VERSION",
     "CATALOG",
     "CHUNK_FOLDER",
     "DEFAULT_MAX_PASSES",
+    "FOLDERING_ROLE",
     "HARNESS",
     "MODEL_BUILT",
     "OLD_VARIANT_NAMES",
+    "REORGANIZER_ROLE",
     "VARIANTS",
     "BuildError",
     "BuildFolder",
@@ -114,7 +119,6 @@ __all__ = [
     "builder_role",
     "chunk_files",
     "conversation_hash",
-    "reset_to_last_snapshot",
     "session_file",
     "unknown_variant_message",
     "variant_hint",

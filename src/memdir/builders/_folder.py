@@ -12,7 +12,6 @@ store's files are reset to the last snapshot, so a unit that was cut short
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,9 +26,7 @@ from memdir.builders._record import BuildError, BuildRecord, UnitRecord
 from memdir.store import Store, atomic_write
 from memdir.store.history import History
 
-__all__ = ["BuildFolder", "BuildState", "reset_to_last_snapshot"]
-
-_HIDDEN = {".git", ".memdir"}
+__all__ = ["BuildFolder", "BuildState"]
 
 
 class BuildState(BaseModel):
@@ -45,40 +42,6 @@ class BuildState(BaseModel):
 def unit_message(unit: UnitRecord) -> str:
     """The snapshot message of a unit, e.g. ``chunk 3: Session 2 (...)``."""
     return f"{unit.kind} {unit.index}: {unit.label}"
-
-
-def reset_to_last_snapshot(store: Store, history: History) -> None:
-    """Make the store's files exactly those of the newest snapshot.
-
-    Files written since (whatever their name) are removed, changed files are
-    rewritten, and folders left empty are pruned; ``.git`` and ``.memdir`` stay.
-    """
-    blobs = history.blobs(-1)
-    contents = history.read_blobs(blobs.values())
-    wanted = {path.removeprefix("/memories/"): contents[blob] for path, blob in blobs.items()}
-    root = store.root
-    with store.locked():
-        folders: list[Path] = []
-        for dirpath, dirnames, filenames in os.walk(root, topdown=True):
-            here = Path(dirpath)
-            if here == root:
-                dirnames[:] = [d for d in dirnames if d not in _HIDDEN]
-            else:
-                folders.append(here)
-            for name in filenames:
-                host = here / name
-                if host.relative_to(root).as_posix() not in wanted:
-                    host.unlink()
-        for rel, data in wanted.items():
-            host = root / rel
-            if host.is_dir():
-                shutil.rmtree(host)
-            if not host.is_file() or host.read_bytes() != data:
-                host.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(host, data)
-        for here in reversed(folders):  # deepest first
-            if here.is_dir() and not any(here.iterdir()):
-                here.rmdir()
 
 
 class BuildFolder:
@@ -178,15 +141,19 @@ class BuildFolder:
             raise BuildError(f"{self.path}: build.json lists {len(units)} finished units but "
                              f"the history has {len(steps)} snapshots; delete the folder to "
                              "build afresh")
-        reset_to_last_snapshot(self.store, self.history)
+        self.history.restore(-1)
 
     def _save(self) -> None:
         atomic_write(self.state_path,
                      json.dumps(self.state.model_dump(mode="json"), indent=1).encode("utf-8"))
 
     def reset(self) -> None:
-        """Put the store back to its last snapshot (after a failed unit)."""
-        reset_to_last_snapshot(self.store, self.history)
+        """Put the store back to its last snapshot (after a failed unit).
+
+        Files written since (whatever their name) go, changed files are rewritten and
+        folders left empty are pruned; ``.git`` and ``.memdir`` stay.
+        """
+        self.history.restore(-1)
 
     def commit(self, unit: UnitRecord) -> None:
         """Record a finished unit, then snapshot the store."""

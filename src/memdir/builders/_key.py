@@ -22,9 +22,10 @@ from functools import cache
 
 from pydantic import BaseModel, ConfigDict
 
-from memdir.agents import RoleConfig, load_prompt, role_config
+from memdir.agents import RoleConfig, load_prompt
 from memdir.builders._catalog import TurnTemplate, not_model_built, variant_spec
 from memdir.builders._record import BUILD_RECORD_VERSION
+from memdir.builders._roles import BUILDER_ROLES
 from memdir.builders._zero_cost import verbatim_files
 from memdir.conversation import Conversation, chunk_conversation
 from memdir.store import Store
@@ -66,7 +67,7 @@ def builder_role(variant: str, conversation: Conversation, *,
         changes["max_tokens"] = max_tokens
     if effort is not None:
         changes["reasoning_effort"] = effort
-    return role_config(spec.role, **changes)
+    return BUILDER_ROLES[spec.role].with_(**changes)
 
 
 def conversation_hash(conversation: Conversation) -> str:

@@ -31,11 +31,14 @@ def _digest(data: bytes) -> str:
 
 
 def store_bytes(store: Store) -> dict[str, bytes]:
-    """Every file under the store's root (hidden ones excepted) as path -> bytes."""
-    found = {path: store.resolve(path).host.read_bytes() for path in store.files()}
-    for host in store.stray_files():
-        found[store.virtual(host)] = host.read_bytes()
-    return found
+    """Every regular file of the store, markdown or not, as path -> bytes.
+
+    Read through :meth:`Store.capture`; hidden names (and the temporary files of
+    atomic writes) are left out, as the store's own walk leaves them out.
+    """
+    files, _folders = store.capture()
+    return {path: data for path, data in files.items()
+            if not any(part.startswith(".") for part in path.split("/"))}
 
 
 def _name(path: str) -> str:

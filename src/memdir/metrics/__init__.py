@@ -29,7 +29,14 @@ from memdir.metrics._measure import (
     read_state,
 )
 from memdir.metrics._plots import draw_tree_png, draw_tree_text, plot_trajectory
-from memdir.metrics._shape import Dangling, ShapeMetrics, gini, measure_shape
+from memdir.metrics._shape import (
+    SHAPE_COLUMNS,
+    Dangling,
+    ShapeColumn,
+    ShapeMetrics,
+    gini,
+    measure_shape,
+)
 from memdir.metrics._taxonomy import (
     MIN_UNIT_CHARS,
     Leak,
@@ -42,6 +49,7 @@ from memdir.metrics._trajectory import COLUMNS, Trajectory, TrajectoryRow, measu
 from memdir.metrics._tree import HeadingDepth, Node, StoreTree, Unit, build_tree
 
 __all__ = [
+    "SHAPE_COLUMNS",
     "COLUMNS",
     "MIN_UNIT_CHARS",
     "Dangling",
@@ -55,6 +63,7 @@ __all__ = [
     "LostFacts",
     "Measurer",
     "Node",
+    "ShapeColumn",
     "ShapeMetrics",
     "SiblingPair",
     "StaleFact",

@@ -23,6 +23,7 @@ from memdir.metrics._alarms import (
     lost_facts,
 )
 from memdir.metrics._measure import Measurer, StoreMetrics, measure_store, read_state
+from memdir.metrics._shape import SHAPE_COLUMNS
 from memdir.store import Store
 
 __all__ = ["HealthReport", "HealthThresholds", "health_report"]
@@ -97,6 +98,7 @@ def _reading(m: StoreMetrics) -> list[str]:
         f"Leaves sit {_fmt(s.mean_leaf_depth, 1)} levels below the root on average "
         f"(deepest {s.max_depth}); a node with children has {_fmt(s.mean_fanout, 1)} of them.",
     ]
+    lines.extend(c.reading.format(value=_fmt(c.value(s), 1)) for c in SHAPE_COLUMNS if c.reading)
     if s.size_gini is not None:
         spread = "evenly" if s.size_gini < 0.3 else "unevenly" if s.size_gini < 0.6 else \
             "very unevenly"

@@ -8,23 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memdir.metrics._shape import SHAPE_COLUMNS
 from memdir.metrics._trajectory import Trajectory
 from memdir.metrics._tree import Node, StoreTree
 
 __all__ = ["draw_tree_png", "draw_tree_text", "plot_trajectory"]
 
-_COUNTS = frozenset({"files", "folders", "sections", "bytes", "max_depth", "xrefs", "dangling"})
+_COUNTS = frozenset(c.column for c in SHAPE_COLUMNS if c.count)
 """Panels whose values are whole numbers: integer ticks only."""
-_GROWTH = (
-    ("files", "files"),
-    ("folders", "folders"),
-    ("sections", "sections (headings)"),
-    ("bytes", "bytes"),
-    ("mean_depth", "mean leaf depth"),
-    ("max_depth", "max depth"),
-    ("xrefs", "cross-references"),
-    ("dangling", "dangling references"),
-)
+_GROWTH = tuple((c.column, c.title) for c in SHAPE_COLUMNS if c.chart)
 _ADHERENCE = (
     ("b1", "B1 label distinguishability"),
     ("b2", "B2 content cohesion"),

@@ -1,4 +1,12 @@
-"""Panel A, the store's shape: counts, depth, fanout, size concentration, references."""
+"""Panel A, the store's shape: counts, depth, fanout, size concentration, references.
+
+:data:`SHAPE_COLUMNS` declares each measure once: its growth-table column, its
+title, and where it is shown (the growth charts of the plots and the history
+page, the study's store table, a sentence of the health report). The growth
+table, the charts, the study report and the health report read it, so a new
+measure is a :class:`ShapeMetrics` field, its computation in
+:func:`measure_shape`, and one entry here.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,16 @@ import numpy as np
 from memdir.metrics._tree import StoreTree
 from memdir.store import XRef, find_section
 
-__all__ = ["Dangling", "ShapeMetrics", "XrefResolver", "gini", "measure_shape", "state_resolver"]
+__all__ = [
+    "SHAPE_COLUMNS",
+    "Dangling",
+    "ShapeColumn",
+    "ShapeMetrics",
+    "XrefResolver",
+    "gini",
+    "measure_shape",
+    "state_resolver",
+]
 
 XrefResolver = Callable[[XRef], "str | None"]
 """Returns why a cross-reference does not resolve, or None when it does."""
@@ -56,6 +73,51 @@ class ShapeMetrics:
         data = asdict(self)
         data["dangling_count"] = len(self.dangling)
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeColumn:
+    """One shape measure as every table, chart and report shows it.
+
+    Attributes:
+        column: Its name in the growth table (:data:`memdir.metrics.COLUMNS`).
+        field: The :class:`ShapeMetrics` attribute it reads (a list counts its items).
+        title: Its label in charts and tables.
+        count: Whole numbers (charts tick integers only).
+        chart: Drawn in the growth charts (the PNG plots and the history page).
+        profile: A column of the study's store table.
+        reading: A sentence for the health report, ``{value}`` filled in; None leaves
+            the measure to the report's own sentences.
+    """
+
+    column: str
+    field: str
+    title: str
+    count: bool = False
+    chart: bool = True
+    profile: bool = False
+    reading: str | None = None
+
+    def value(self, shape: ShapeMetrics) -> float | int | None:
+        """This measure of ``shape``."""
+        value = getattr(shape, self.field)
+        return len(value) if isinstance(value, list) else value
+
+
+SHAPE_COLUMNS: tuple[ShapeColumn, ...] = (
+    ShapeColumn("files", "files", "files", count=True),
+    ShapeColumn("folders", "folders", "folders", count=True, profile=True),
+    ShapeColumn("sections", "sections", "sections", count=True, profile=True),
+    ShapeColumn("bytes", "bytes", "bytes", count=True),
+    ShapeColumn("units", "units", "content units", count=True, chart=False),
+    ShapeColumn("mean_depth", "mean_leaf_depth", "mean leaf depth", profile=True),
+    ShapeColumn("max_depth", "max_depth", "max depth", count=True, profile=True),
+    ShapeColumn("mean_fanout", "mean_fanout", "mean fanout", chart=False),
+    ShapeColumn("size_gini", "size_gini", "size Gini", chart=False),
+    ShapeColumn("xrefs", "xrefs", "cross-references", count=True),
+    ShapeColumn("dangling", "dangling", "dangling references", count=True),
+)
+"""Every shape measure, in growth-table order."""
 
 
 def gini(sizes: Sequence[float]) -> float | None:

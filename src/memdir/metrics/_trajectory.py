@@ -12,15 +12,14 @@ from dataclasses import dataclass
 
 from memdir.metrics._files import FileSummary
 from memdir.metrics._measure import Measurer, StoreMetrics
+from memdir.metrics._shape import SHAPE_COLUMNS
 from memdir.store.history import History, Step
 from memdir.tables import Table
 
 __all__ = ["COLUMNS", "Trajectory", "TrajectoryRow", "measure_history"]
 
 COLUMNS = (
-    "step", "message", "files", "folders", "sections", "bytes", "units",
-    "mean_depth", "max_depth", "mean_fanout", "size_gini", "xrefs", "dangling",
-    "b1", "b1_min", "b2", "b3", "b4",
+    "step", "message", *(c.column for c in SHAPE_COLUMNS), "b1", "b1_min", "b2", "b3", "b4",
 )
 
 
@@ -37,17 +36,7 @@ class TrajectoryRow:
         return {
             "step": self.step.index,
             "message": self.step.message,
-            "files": shape.files,
-            "folders": shape.folders,
-            "sections": shape.sections,
-            "bytes": shape.bytes,
-            "units": shape.units,
-            "mean_depth": shape.mean_leaf_depth,
-            "max_depth": shape.max_depth,
-            "mean_fanout": shape.mean_fanout,
-            "size_gini": shape.size_gini,
-            "xrefs": shape.xrefs,
-            "dangling": len(shape.dangling),
+            **{c.column: c.value(shape) for c in SHAPE_COLUMNS},
             "b1": tax.b1_distinguishability,
             "b1_min": tax.b1_min,
             "b2": tax.b2_cohesion,

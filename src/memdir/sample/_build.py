@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from memdir.conversation import Conversation
+from memdir.conversation import LOCATOR_GROUP, LOCATOR_IN_TEXT, Conversation
 from memdir.sample._conversation import load_sample_conversation, session_day
 from memdir.sample._curated import NOTES, Note
 from memdir.store import Frontmatter, Store, render_file
@@ -13,7 +12,6 @@ from memdir.store import Frontmatter, Store, render_file
 __all__ = ["SESSIONS_NOTE", "build_sample_store", "check_locators", "sample_notes"]
 
 SESSIONS_NOTE = "/memories/conversation/sessions.md"
-_LOCATOR = re.compile(r"\[(S\d+T\d+)\]")
 
 
 def check_locators(conversation: Conversation, notes: tuple[Note, ...]) -> None:
@@ -23,7 +21,8 @@ def check_locators(conversation: Conversation, notes: tuple[Note, ...]) -> None:
         ValueError: A locator points at nothing (the message names the file and locator).
     """
     for note in notes:
-        for locator in _LOCATOR.findall(note.body):
+        tags = LOCATOR_GROUP.findall(note.body)
+        for locator in (found for tag in tags for found in LOCATOR_IN_TEXT.findall(tag)):
             try:
                 conversation.turn(locator)
             except KeyError as exc:

@@ -21,9 +21,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from memdir.agents import role_config
 from memdir.config import load_yaml_model
 from memdir.runs import ToolsetFactory
+from memdir.skills._roles import EXECUTION_ROLE
 from memdir.skills._variants import (
     CURATOR_PROMPTS,
     RETRIEVER_PROMPTS,
@@ -91,7 +91,7 @@ class Cell(BaseModel):
         """
         prompts, toolsets = variant_inputs(self.variant, self.harness)
         if self.execution != EXPERT:
-            prompts.append(role_config("execution").prompt)
+            prompts.append(EXECUTION_ROLE.prompt)
         return prompts, toolsets
 
 

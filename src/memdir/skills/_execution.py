@@ -33,10 +33,10 @@ from memdir.agents import (
     call_model,
     load_prompt,
     resolve_model,
-    role_config,
     usage_from_inspect,
 )
 from memdir.skills._policy import GiveUp, Step
+from memdir.skills._roles import EXECUTION_ROLE
 
 __all__ = ["NO_GUIDANCE", "ModelPolicy", "parse_action", "step_turn"]
 
@@ -85,12 +85,12 @@ class ModelPolicy:
 
     Args:
         model: An inspect_ai model or its ``provider/model`` name.
-        role: The execution role's settings (default: ``role_config("execution")``).
+        role: The execution role's settings (default: :data:`EXECUTION_ROLE`).
     """
 
     def __init__(self, model: Model | str, role: RoleConfig | None = None) -> None:
         self.llm = resolve_model(model)
-        self.role = role or role_config("execution")
+        self.role = role or EXECUTION_ROLE
         self.name = f"model:{self.llm}"
         self.goal = ""
         self.guidance = NO_GUIDANCE

@@ -29,16 +29,16 @@ ever reads a store built from the attempts before t.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
 from inspect_ai.model import Model
 
-from memdir.agents import EpisodeRecord, load_prompt, role_config, run_agent
+from memdir.agents import EpisodeRecord, find_citations, load_prompt, run_agent
 from memdir.skills._families import AlfworldTask
 from memdir.skills._gate import Attempt, GatedLibrary
+from memdir.skills._roles import CURATOR_ROLE, RETRIEVER_ROLE
 from memdir.skills._trajectory import Trajectory, render_trajectory
 from memdir.store import Frontmatter, Store, parse_file, render_file, slugify
 from memdir.tools import DEFAULT_HARNESS, ToolSet, harness_prompt, harness_spec, make_toolset
@@ -66,7 +66,6 @@ VariantName = Literal[
 ]
 VARIANT_NAMES: tuple[str, ...] = get_args(VariantName)
 EPISODES = "/memories/episodes"
-_CITED = re.compile(r"\[(/memories/[^\]\s:>]+\.md)")
 _NOTHING = ("none", "no relevant experience")
 TASK_TURN = "turn-task"
 """The retriever's user turn (the task's goal)."""
@@ -133,11 +132,11 @@ async def _cite(model: Model | str, prompt_name: str, store: Store, task: Alfwor
     """Run the retriever over ``store`` for ``task``: its reply, the paths it cited, its record."""
     toolset = retriever_toolset(harness)
     name = harness_prompt(prompt_name, harness)
-    run = await run_agent(model, role_config("retriever", prompt=name, toolset=toolset),
+    run = await run_agent(model, RETRIEVER_ROLE.with_(prompt=name, toolset=toolset),
                           load_prompt(name), load_prompt(TASK_TURN, task=task.goal).text,
                           make_toolset(toolset, store))
     text = run.text.strip()
-    cited = list(dict.fromkeys(p for p in _CITED.findall(text) if store.exists(p)))
+    cited = list(dict.fromkeys(c.path for c in find_citations(text) if store.exists(c.path)))
     if text.lower().rstrip(".") in _NOTHING:
         cited = []
     return text, cited, run.record
@@ -306,8 +305,7 @@ class CuratedVariant:
         self.library.refusals = []
         tools = _curator_tools(self.name, self._store, self.library, self.harness)
         prompt = harness_prompt(CURATOR_PROMPTS[self.name], self.harness)
-        run = await run_agent(self.curator,
-                              role_config("curator", prompt=prompt, toolset=tools.name),
+        run = await run_agent(self.curator, CURATOR_ROLE.with_(prompt=prompt, toolset=tools.name),
                               load_prompt(prompt),
                               _curation_turn(trajectory, served, self._store), tools)
         return Integrated(record=run.record, refusals=list(self.library.refusals))

@@ -21,11 +21,11 @@ import re
 from collections.abc import Iterable
 
 from memdir.agents import Citation, EpisodeRecord
+from memdir.conversation import LOCATOR_IN_TEXT
 from memdir.study._records import ReadSpan
 from memdir.tools import ToolSet
 
 __all__ = [
-    "LOCATOR_IN_TEXT",
     "NOT_REPLAYED",
     "cited_locators",
     "episode_reads",
@@ -33,7 +33,6 @@ __all__ = [
     "replay_reads",
 ]
 
-LOCATOR_IN_TEXT = re.compile(r"\b(S\d+T\d+|B\d+M\d+)\b")
 NOT_REPLAYED = frozenset({"bash"})
 """Tools whose calls are not replayed: a shell command may have side effects."""
 _STORE_PATH = re.compile(r"/memories/[^\s\]\)>:'\"]+\.md")

@@ -16,6 +16,7 @@ against many of the nested repeats that make ``re`` backtrack for minutes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -26,7 +27,16 @@ from memdir.tools._limits import CallTimeoutError, echo, remaining
 from memdir.tools._literals import fold, required_literals
 from memdir.tools._spec import ToolError, ToolFunction, tool_flags
 
-__all__ = ["MAX_PATTERN_CHARS", "GrepHit", "grep_store", "grep_tool"]
+__all__ = [
+    "GREP_HIT",
+    "GREP_SUMMARY",
+    "MAX_PATTERN_CHARS",
+    "GrepHit",
+    "grep_store",
+    "grep_tool",
+    "hit_line",
+    "summary_line",
+]
 
 MAX_LINE_CHARS = 200
 """Longest line text a hit shows; longer lines are trimmed around the match."""
@@ -34,6 +44,16 @@ MAX_RESULTS_CAP = 1000
 """Largest ``max_results`` accepted."""
 MAX_PATTERN_CHARS = 4000
 """Longest pattern accepted (compiling a huge one alone could take seconds)."""
+GREP_HIT = re.compile(
+    rf"^(?P<path>{ROOT}/.*?\.md):(?P<line>\d+): (?P<text>.*)$", re.MULTILINE
+)
+"""One hit as :func:`hit_line` writes it: ``/memories/a b.md:12: the line`` (a path
+holding ``.md:<digits>: `` itself is read up to its first such point)."""
+GREP_SUMMARY = re.compile(
+    r"^(?P<total>\d+) matching line\(s\) in (?P<files>\d+) file\(s\) under (?P<where>.+):$",
+    re.MULTILINE,
+)
+"""The first line of a ``grep`` result that found something, as :func:`summary_line` writes it."""
 _UNSAFE = ("(?=", "(?!", "(?<", "\\A", "\\Z", "(?>", "*+", "++", "?+", "}+", "(?-")
 
 
@@ -262,6 +282,16 @@ def grep_store(
             yield GrepHit(virtual, number, line.removesuffix("\r"))
 
 
+def hit_line(path: str, number: int, text: str) -> str:
+    """One hit of a ``grep`` result (:data:`GREP_HIT` reads it back)."""
+    return f"{path}:{number}: {text}"
+
+
+def summary_line(total: int, files: int, where: str) -> str:
+    """The head of a ``grep`` result (:data:`GREP_SUMMARY` reads it back)."""
+    return f"{total} matching line(s) in {files} file(s) under {where}:"
+
+
 def _shown_line(search: _Search, line: str) -> str:
     line = line.rstrip("\r")
     if len(line) <= MAX_LINE_CHARS:
@@ -319,7 +349,7 @@ def grep_tool(store: Store) -> ToolFunction:
                 total += len(hits)
                 files += 1
                 for number, line in hits[: max_results - len(shown)]:
-                    shown.append(f"{virtual}:{number}: {_shown_line(search, line)}")
+                    shown.append(hit_line(virtual, number, _shown_line(search, line)))
         except CallTimeoutError:
             raise ToolError(
                 f"The search for {echo(pattern)} did not finish within the time limit of one "
@@ -333,8 +363,7 @@ def grep_tool(store: Store) -> ToolFunction:
                 f"No lines match {echo(pattern)} in {where}. Try a shorter pattern, "
                 "alternatives (a|b), ignore_case=true, or view the folder."
             )
-        head = f"{total} matching line(s) in {files} file(s) under {where}:"
-        lines = [head, *shown]
+        lines = [summary_line(total, files, where), *shown]
         if total > len(shown):
             lines.append(
                 f"[{total - len(shown)} more matching line(s) not shown. Narrow the pattern "

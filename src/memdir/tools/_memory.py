@@ -31,6 +31,7 @@ from memdir.tools._grep import grep_tool
 from memdir.tools._outline import section_read_tool, toc_tool
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 from memdir.tools._view import (
+    NUMBERED_LINE,
     markdown_name,
     number_capped,
     number_lines,
@@ -42,7 +43,6 @@ __all__ = ["MemoryCommands", "folder_set", "read_set", "read_specs", "write_set"
 
 _HEADER_EXAMPLE = "---\nname: {stem}\ndescription: <one line saying what the file holds>\n---\n"
 _NAME_LINE = re.compile(r"^name:[ \t]*[^\r\n]*", re.MULTILINE)
-_NUMBERED = re.compile(r"^ *\d+\t")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -216,7 +216,7 @@ class MemoryCommands:
             if not starts:
                 hint = (
                     " Leave out the line numbers and tab that view puts before each line."
-                    if _NUMBERED.match(old_str)
+                    if NUMBERED_LINE.match(old_str)
                     else ""
                 )
                 raise ToolError(

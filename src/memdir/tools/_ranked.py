@@ -15,18 +15,27 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import TYPE_CHECKING
 
 from memdir.store import ROOT, NotFoundError, Store, StoreError
-from memdir.tools._bm25index import FileIndex, Hit, index_for
 from memdir.tools._limits import echo
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 
+if TYPE_CHECKING:
+    from memdir.tools._bm25index import FileIndex, Hit
+
 __all__ = [
     "CHUNK_CHARS",
+    "CHUNK_HEADER",
     "CHUNK_TOP_K",
+    "RANKED_FILE",
+    "RANKED_LINE",
     "bm25_folder_set",
     "bm25_set",
     "bm25_write_set",
+    "chunk_header",
+    "ranked_file_line",
+    "ranked_line",
     "chunk_set",
     "chunk_spec",
     "search_spec",
@@ -37,6 +46,15 @@ CHUNK_TOP_K = 3
 CHUNK_CHARS = 50_000
 """Most characters of one chunk shown (a paper chunk of 8,000 tokens is about 35,000)."""
 
+CHUNK_HEADER = re.compile(rf"^=== (?P<path>{ROOT}/.+\.md) ===$", re.MULTILINE)
+"""The line :func:`chunk_header` puts above each chunk ``bm25_chunk_retrieve`` returns."""
+RANKED_FILE = re.compile(
+    rf"^(?P<rank>\d+)\. (?P<path>{ROOT}/.+?\.md) \(score (?P<score>-?\d+\.\d\d)\)$",
+    re.MULTILINE,
+)
+"""A hit's first line in a ``search`` result, as :func:`ranked_file_line` writes it."""
+RANKED_LINE = re.compile(r"^   L(?P<line>\d+): (?P<text>.*)$", re.MULTILINE)
+"""One of a hit's best lines in a ``search`` result, as :func:`ranked_line` writes it."""
 _MAX_K = 50
 _LINE_CHARS = 200
 _PLAIN_DESCRIPTION = re.compile(r"^description:[ \t]*([^\n#]*?)[ \t]*$", re.MULTILINE)
@@ -88,6 +106,8 @@ def _chunk_text(text: str) -> str:
 
 def search_spec(store: Store) -> ToolSpec:
     """The ``search`` tool: BM25 ranking of whole files."""
+    from memdir.tools._bm25index import index_for  # numpy and bm25s load with a ranked set
+
     index = index_for(store)
 
     @tool_flags(read_only=True)
@@ -126,7 +146,7 @@ def search_spec(store: Store) -> ToolSpec:
         lines = [f"{len(hits)} file{plural} ranked for {echo(query)}{scope}, best first:"]
         for rank, hit in enumerate(hits, start=1):
             lines.append("")
-            lines.append(f"{rank}. {hit.path} (score {hit.score:.2f})")
+            lines.append(ranked_file_line(rank, hit.path, hit.score))
             try:
                 text = store.read(hit.path)
                 desc = _description(text) or store.description(hit.path)
@@ -135,7 +155,7 @@ def search_spec(store: Store) -> ToolSpec:
                 continue
             lines.append(f"   {desc}" if desc else "   (no description)")
             for match in index.best_lines(text, query):
-                lines.append(f"   L{match.line}: {_clip(match.text)}")
+                lines.append(ranked_line(match.line, _clip(match.text)))
         return "\n".join(lines)
 
     return tool_spec(search)
@@ -143,6 +163,8 @@ def search_spec(store: Store) -> ToolSpec:
 
 def chunk_spec(store: Store) -> ToolSpec:
     """The ``bm25_chunk_retrieve`` tool: the three best chunk files, in full."""
+    from memdir.tools._bm25index import index_for  # numpy and bm25s load with a ranked set
+
     index = index_for(store)
 
     @tool_flags(read_only=True)
@@ -167,12 +189,27 @@ def chunk_spec(store: Store) -> ToolSpec:
             try:
                 text = store.read(hit.path)
             except StoreError as exc:
-                parts.append(f"=== {hit.path} ===\n(cannot be read: {exc})\n")
+                parts.append(f"{chunk_header(hit.path)}\n(cannot be read: {exc})\n")
                 continue
-            parts.append(f"=== {hit.path} ===\n{_chunk_text(text.rstrip())}\n")
+            parts.append(f"{chunk_header(hit.path)}\n{_chunk_text(text.rstrip())}\n")
         return "\n".join(parts)
 
     return tool_spec(bm25_chunk_retrieve)
+
+
+def ranked_file_line(rank: int, path: str, score: float) -> str:
+    """A hit's first line in a ``search`` result: ``2. /memories/a.md (score 3.14)``."""
+    return f"{rank}. {path} (score {score:.2f})"
+
+
+def ranked_line(number: int, text: str) -> str:
+    """One of a hit's best lines in a ``search`` result: ``   L12: the line``."""
+    return f"   L{number}: {text}"
+
+
+def chunk_header(path: str) -> str:
+    """The line above a chunk in a ``bm25_chunk_retrieve`` result (:data:`CHUNK_HEADER`)."""
+    return f"=== {path} ==="
 
 
 def bm25_set(store: Store) -> ToolSet:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from memdir.store import ROOT, Entry, Store, StorePath, slugify
 
 __all__ = [
+    "LISTING_ENTRY",
     "MAX_LINE_VIEW_CHARS",
     "MAX_LISTING_ENTRIES",
     "MAX_VIEW_CHARS",
     "MAX_VIEW_LINES",
+    "NUMBERED_LINE",
+    "listing_line",
     "number_capped",
     "markdown_name",
     "number_lines",
@@ -33,6 +38,17 @@ def split_lines(text: str) -> list[str]:
     if text.endswith("\n"):
         text = text[:-1]
     return text.split("\n")
+
+
+NUMBERED_LINE = re.compile(r"^ *(?P<number>\d+)\t(?P<text>.*)$", re.MULTILINE)
+"""One line as :func:`number_lines` shows it: its number (right-aligned), a tab, its text."""
+LISTING_ENTRY = re.compile(
+    r"^(?P<indent>(?:  )*)(?P<name>[^/\n]+?) \((?P<size>\d+(?:\.\d)? [KM]?B)\) - "
+    r"(?P<description>.*)$",
+    re.MULTILINE,
+)
+"""A file's line in a folder listing, as :func:`listing_line` writes it; a folder's line
+(``name/``) does not match."""
 
 
 def number_lines(lines: list[str], first: int) -> str:
@@ -130,12 +146,24 @@ def _entry_line(entry: Entry, counts: dict[str, int]) -> str:
         more = f" ({hidden} files inside, not shown)" if hidden else ""
         return f"{indent}{name}/{more}"
     if not name.endswith(".md"):
-        return (
-            f"{indent}{name} ({_size(entry.size)}) - not markdown, so search skips it; "
-            f"rename it to {markdown_name(name)} to read and edit it here"
+        return listing_line(
+            entry.depth, name, entry.size,
+            f"not markdown, so search skips it; rename it to {markdown_name(name)} to read "
+            "and edit it here",
         )
-    desc = entry.description if entry.description else "(no description)"
-    return f"{indent}{name} ({_size(entry.size)}) - {desc}"
+    return listing_line(entry.depth, name, entry.size, entry.description or "(no description)")
+
+
+def listing_line(depth: int, name: str, size: int, description: str) -> str:
+    """A file's line in a listing: ``  name.md (1.2 KB) - description`` (:data:`LISTING_ENTRY`).
+
+    Args:
+        depth: 1 for an entry of the folder viewed; two spaces of indent per level below.
+        name: The file's name.
+        size: Its size in bytes.
+        description: What its frontmatter says it holds.
+    """
+    return f"{'  ' * (depth - 1)}{name} ({_size(size)}) - {description}"
 
 
 def markdown_name(name: str) -> str:
