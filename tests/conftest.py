@@ -9,7 +9,8 @@ import pytest
 
 from memdir.store import Store
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "data").resolve()
+"""Resolved, as memdir resolves the data folders it is given (../shared may be a link)."""
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
 from memdir.study import StudyConfig
 
 OFFLINE = "memdir/grep-reader"
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+SHARED_DATA = (Path(__file__).resolve().parents[2].parent / "shared" / "data").resolve()
 """The same folder as the ``shared_data`` fixture, for module-scoped fixtures."""
 
 
