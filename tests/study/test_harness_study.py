@@ -7,7 +7,7 @@ here-documents (builders) and greps with ``bash`` over a read-only store
 (searchers). LoCoMo conv-50 is built one chunk per session and two questions
 are asked of each store; the test checks that the three stores differ, that
 every build and every search went through its own harness's tools and prompt,
-and that the records carry what Tables 9 and 10 group by.
+and that the report's Tables 9 and 10 show one row per harness from those records.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from inspect_ai.model import Model, ModelOutput, get_model
 from memdir.agents import load_prompt
 from memdir.conversation import SESSION_CHUNK_TOKENS
 from memdir.store import Frontmatter, Store, render_file
-from memdir.study import StudyConfig, load_run, read_manifest, run_study
+from memdir.study import StudyConfig, build_tables, load_run, read_manifest, run_study
 from memdir.tools._sandbox import available_backends
 from scripted import calls, text
 
@@ -200,3 +200,20 @@ def test_the_manifest_pins_the_prompts_and_tools_each_harness_sent(
     assert len(hashes) == 3
     assert {"read", "bm25", "shell-read", "write", "bm25-write", "shell"} <= set(
         manifest["toolset_digests"])
+
+
+def test_the_report_draws_tables_9_and_10_from_the_three_stores(
+        harness_run: tuple[Path, HarnessPlayer]) -> None:
+    tables = {t.name: t for t in build_tables(load_run(harness_run[0]))}
+    quality, cost = tables["table9"], tables["table10"]
+    column = quality.columns.index("harness")
+    assert [row[column] for row in quality.rows] == HARNESSES
+    assert [row[quality.columns.index("n")] for row in quality.rows] == [2, 2, 2]
+    rows = {row[column]: dict(zip(cost.columns, row, strict=True)) for row in cost.rows}
+    assert list(rows) == HARNESSES
+    for harness, row in rows.items():
+        assert row["build units"] == 30 and row["files"] == WRITTEN_SESSIONS
+        calls_per_chunk = WRITTEN_SESSIONS * (1 if harness == "shell" else 2) / 30
+        assert row["build tool calls/unit"] == pytest.approx(calls_per_chunk)
+        assert row["rounds/query"] == 2 and row["tool calls/query"] == 1
+    assert rows["center"]["folders"] == rows["shell"]["folders"] == 1
