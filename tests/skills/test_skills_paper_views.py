@@ -106,3 +106,30 @@ def test_figures_11_and_12_are_drawn_from_the_records(run: Path, tmp_path: Path)
     # without a none cell there is nothing to difference against, and the report says so
     alone = write_figures([curated], tmp_path / "alone")
     assert alone.skipped["running_success.png"].startswith("needs a full-chain memory cell")
+
+
+def test_table_8_counts_each_chain_s_final_library_from_its_store(run: Path) -> None:
+    from memdir.metrics import measure_store
+    from memdir.store import Store, parse_file
+
+    build_report(run)
+    rows = _section((run / "report.md").read_text(encoding="utf-8"),
+                    "Final library per chain (paper Table 8)")
+    body = [[c.strip() for c in line.strip("|").split("|")] for line in rows[2:]]
+    by_cell = {row[0]: row for row in body}
+    report = {r.cell.key: r for r in load_run(run)}
+    curated = next(k for k in report if "curated_skills" in k)
+    chain, steps = next(iter(report[curated].chains.items()))
+    store = Store(run / curated / chain / "store")
+    headers = [parse_file(store.read(p), "entry").frontmatter for p in store.files()]
+    kinds = [(h.metadata or {}).get("type") if h else None for h in headers]
+    shape = measure_store(store).shape
+    calls = sum(s.curation.tool_call_count for s in steps if s.curation is not None)
+    row = by_cell[curated]
+    assert row[1] == chain and int(row[2]) == len(steps)
+    assert (int(row[3]), int(row[4]), int(row[5])) == (shape.files, shape.folders,
+                                                       shape.sections)
+    assert (int(row[7]), int(row[8])) == (kinds.count("skill"), kinds.count("note"))
+    assert int(row[9]) == calls and calls > 0
+    none_cell = next(k for k in report if k.startswith("full-chain.none") or ".none." in k)
+    assert none_cell not in by_cell  # no store, no library row

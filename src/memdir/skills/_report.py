@@ -32,11 +32,13 @@ from memdir.agents import (
     cell_bounds,
     episode_bounds,
 )
+from memdir.metrics import measure_store
 from memdir.runs import MISSING, Table, Value, read_record
 from memdir.skills._chain import ChainManifest
 from memdir.skills._config import Cell
 from memdir.skills._families import FAMILIES
 from memdir.skills._run import ROLES, Role, StepRecord, load_steps
+from memdir.store import Store, parse_file
 
 __all__ = ["CellReport", "build_report", "load_run"]
 
@@ -170,6 +172,44 @@ def _growth_table(cells: list[CellReport]) -> Table:
     return table
 
 
+def _entry_kinds(store: Store) -> tuple[int, int]:
+    """How many entries of ``store`` declare ``type: skill`` and ``type: note``."""
+    skills = notes = 0
+    for path in store.files():
+        parsed = parse_file(store.read(path), path.rsplit("/", 1)[-1].removesuffix(".md"))
+        metadata = parsed.frontmatter.metadata if parsed.frontmatter else None
+        kind = (metadata or {}).get("type")
+        skills, notes = skills + (kind == "skill"), notes + (kind == "note")
+    return skills, notes
+
+
+def _per_episode(total: int, episodes: int) -> Value:
+    return round(total / episodes, 2) if episodes else MISSING
+
+
+def _library_table(cells: list[CellReport], run_dir: Path) -> Table:
+    """The paper's Table 8: each chain's final library and what curating it took."""
+    table = Table("library", "Final library per chain", [
+        "cell", "chain", "tasks", "files", "folders", "sections", "KB", "skills", "notes",
+        "curation tool calls", "per episode", "curation rounds per episode"])
+    for report in cells:
+        for name, steps in report.chains.items():
+            folder = run_dir / report.cell.key / name / "store"
+            if not steps or not folder.is_dir():
+                continue
+            store = Store(folder)
+            shape = measure_store(store).shape
+            skills, notes = _entry_kinds(store)
+            curations = [s.curation for s in steps if s.curation is not None]
+            calls = sum(e.tool_call_count for e in curations)
+            rounds = sum(e.rounds for e in curations)
+            table.rows.append([
+                report.cell.key, name, len(steps), shape.files, shape.folders, shape.sections,
+                round(shape.bytes / 1024, 1), skills, notes, calls,
+                _per_episode(calls, len(curations)), _per_episode(rounds, len(curations))])
+    return table
+
+
 def _body(table: Table) -> str:
     return table.grid() if table.rows else table.empty
 
@@ -294,6 +334,11 @@ def build_report(run_dir: Path, prices: PriceTable | None = None) -> tuple[Path,
              "no earlier call of the episode held. Floor: unique prefill plus decode. "
              "Measured / floor: how far the prefill actually paid stays above the floor.",
              "", _body(_compute_table(cells)), "",
+             "## Final library per chain (paper Table 8)", "",
+             "Each chain's store as its last task left it: shape as memdir health measures "
+             "it, entries by their declared type, and the curator's effort over the chain "
+             f"('{MISSING}' where no curator ran).", "",
+             _body(_library_table(cells, run_dir)), "",
              "## Store growth and audits (files after 25/50/75/100 % of each chain)", "",
              _growth_table(cells).grid(), "",
              *_figures_part(cells, run_dir),
