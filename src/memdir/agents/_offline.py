@@ -138,8 +138,12 @@ def _score_hits(results: dict[str, str], terms: list[str]) -> list[_Hit]:
     # (people/maya.md for a question about Maya) is about that term, so each of its
     # lines counts as mentioning it, and it outranks the same match elsewhere.
     for hit in hits.values():
-        named = set(re.findall(r"[a-z0-9]+", hit.path.lower())) & set(terms)
-        hit.score += sum(weights.get(t, 0.0) for t in named - hit.terms)
+        words = set(re.findall(r"[a-z0-9]+", hit.path.lower()))
+        named = [t for t in terms if t in words]
+        # Summed in the question's term order: a set's order changes with the
+        # process's hash seed, and float sums in another order can break a tie
+        # between two lines differently from one run to the next.
+        hit.score += sum(weights.get(t, 0.0) for t in named if t not in hit.terms)
         hit.score *= 1.0 + 0.5 * len(named)
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.path, h.line))
     return ranked
@@ -251,10 +255,10 @@ def _chunk_hits(
     counts = {t: sum(1 for v in lines.values() if p.search(v)) for t, p in patterns.items()}
     hits = []
     for (where, line), row in lines.items():
-        matched = {t for t, p in patterns.items() if p.search(row)}
+        matched = [t for t, p in patterns.items() if p.search(row)]  # in term order
         if matched:
             score = sum(1.0 / math.log2(2 + counts[t]) for t in matched)
-            hits.append(_Hit(where, line, row, score, matched))
+            hits.append(_Hit(where, line, row, score, set(matched)))
     hits.sort(key=lambda h: (-h.score, h.path, h.line))
     return hits, lines
 
