@@ -1,8 +1,8 @@
 """The skill setting's harness axis: the curator and the retriever use the harness's tool sets.
 
 Center writes with ``write`` and reads with ``read``; Center+BM25 adds ranked
-``search`` on both sides; Shell's ``bash`` serves the ungated curator (the outcome
-gate checks each write as it is made, which a shell cannot offer).
+``search`` on both sides; Shell gives the curator ``bash`` (gated after each
+command for the gated variants: test_skills_shell_gate.py).
 """
 
 from __future__ import annotations
@@ -44,15 +44,6 @@ def test_harnesses_make_cells_for_the_variants_that_read_or_write_a_store(
     assert old.harness == "center" and old.key == "full-chain.episode_log.exec-expert"
     with pytest.raises(ValueError, match="unknown harness"):
         RunConfig(name="h", output=tmp_path, variants=["none"], harnesses=["emacs"])
-
-
-def test_gated_variants_refuse_a_harness_whose_writes_cannot_be_gated(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="outcome gate of curated_skills_mem_gs"):
-        RunConfig(name="h", output=tmp_path, variants=["curated_skills_mem_gs"],
-                  harnesses=["center", "shell"])
-    allowed = RunConfig(name="h", output=tmp_path, variants=["curated_skills_mem_gs"],
-                        harnesses=["center", "center+bm25"])
-    assert len(allowed.cells()) == 2
 
 
 async def test_under_center_bm25_both_roles_get_ranked_search(store: Store) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from memdir.config import load_yaml_model
 from memdir.runs import ToolsetFactory
@@ -138,19 +138,6 @@ class RunConfig(BaseModel):
                            description="Episodes served per task by episode_log_recent.")
     cache_dir: Path | None = Field(default=None, description="ALFWorld translation cache.")
     prices: Path | None = Field(default=None, description="A price file merged over the table.")
-
-    @model_validator(mode="after")
-    def _gates_need_gatable_tools(self) -> RunConfig:
-        gated = [v for v in self.variants if v in CURATOR_PROMPTS and v != "curated_skills"]
-        for harness in self.harnesses:
-            tools = harness_spec(harness).toolset_for("curator")
-            if gated and tools.startswith("shell"):
-                raise ValueError(
-                    f"harnesses: the outcome gate of {', '.join(gated)} checks each create, "
-                    f"str_replace and insert, and the {harness} harness writes through bash; "
-                    "run those variants under center or center+bm25 (curated_skills is "
-                    "ungated and runs under every harness)")
-        return self
 
     def cells(self) -> list[Cell]:
         """Every cell of the grid, in config order."""

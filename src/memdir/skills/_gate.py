@@ -14,10 +14,20 @@ and no failed attempt produces or grows a positive procedure:
 
 A refused write comes back to the model as a tool error saying what to do
 instead; an edit that breaks a rule is rolled back before the error is returned.
+
+Under the shell harness the curator writes with ``bash``, which offers no single
+write to check, so the gate judges each command after the fact: still holding the
+store lock, it compares the store's files before and after the command and puts
+every created or changed entry through :func:`gate_problem`. A refused change is
+undone exactly (the file gets its bytes from before the command back, or goes if
+it is new) and the refusal is added to the command's result; allowed changes and
+deletions stay. A file that only moved (same bytes, or same stem) is judged as an
+edit of the file it came from.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memdir.store import Frontmatter, SkillMetadata, Store, parse_file, validate_skill_metadata
@@ -29,6 +39,11 @@ _EXAMPLE = (
     "---\nname: {stem}\ndescription: <one line: what it holds and when it applies>\n"
     "metadata:\n  type: note\n  sources:\n    - {{task: {task}, outcome: {outcome}}}\n---\n"
 )
+
+
+_SHELL_GATE_DOC = (
+    "\n\n        After each command the outcome gate checks every library entry it created\n"
+    "        or changed; a change the gate refuses is undone and the result says why.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +147,8 @@ class GatedLibrary:
             harness's builder set with those commands: ``write`` or ``bm25-write``).
 
     Raises:
-        ValueError: ``inner`` has no create, str_replace and insert to gate (the
-            shell harness's ``bash``).
+        ValueError: ``inner`` has neither create, str_replace and insert nor a
+            ``bash`` to gate.
     """
 
     def __init__(self, store: Store, inner: str = "write") -> None:
@@ -141,10 +156,11 @@ class GatedLibrary:
         self.attempt: Attempt | None = None
         self.refusals: list[str] = []
         self._inner = write_set(store) if inner == "write" else make_toolset(inner, store)
-        if not {"create", "str_replace", "insert"} <= set(self._inner.tools):
-            raise ValueError(f"the outcome gate checks each create, str_replace and insert; "
-                             f"the {inner} tool set has none to check (use the center or "
-                             "center+bm25 harness, or the ungated curated_skills)")
+        names = set(self._inner.tools)
+        if not ({"create", "str_replace", "insert"} <= names or "bash" in names):
+            raise ValueError(f"the outcome gate checks each create, str_replace and insert, "
+                             f"or each bash command; the {inner} tool set has neither (use "
+                             "write, bm25-write or shell, or the ungated curated_skills)")
         self.name = "skills-write" if inner == "write" else f"skills-{inner}"
 
     def _current(self) -> Attempt:
@@ -167,9 +183,75 @@ class GatedLibrary:
             raise self._refuse(virtual, problem)
         return result
 
+    def _judge_command(self, before: Mapping[str, bytes], after: Mapping[str, bytes]
+                       ) -> tuple[dict[str, str], dict[str, bytes | None]]:
+        """The gate's verdict on one command's changes to the library.
+
+        Returns:
+            Each refused entry's path -> the gate's message, and the undo: path ->
+            the bytes it gets back (None: it goes). A refused file that moved
+            brings back the file it came from as well, so nothing is lost.
+        """
+        created = [p for p in after if p not in before and p.endswith(".md")]
+        deleted = [p for p in before if p not in after]
+        origin: dict[str, str] = {}
+        for path in created:  # a moved file is judged against the file it came from
+            moved = ([d for d in deleted if before[d] == after[path]]
+                     or [d for d in deleted if _stem(d) == _stem(path)])
+            if moved:
+                origin[path] = moved[0]
+                deleted.remove(moved[0])
+        problems: dict[str, str] = {}
+        undo: dict[str, bytes | None] = {}
+        for path, new in after.items():
+            old = before.get(path)
+            source = before.get(origin[path]) if path in origin else old
+            if not path.endswith(".md") or new in (old, source):
+                continue
+            try:
+                new_text = new.decode("utf-8")
+                old_text = source.decode("utf-8") if source is not None else None
+            except UnicodeDecodeError:
+                continue  # not text: the shell's own store check names it
+            problem = gate_problem(old_text, new_text, _stem(path), self._current())
+            if problem is not None:
+                problems[path] = problem
+                undo[path] = old
+                if path in origin:
+                    undo[origin[path]] = before[origin[path]]
+        return problems, undo
+
+    def _gated_bash(self, run: ToolSpec) -> ToolSpec:
+        """The shell's ``bash``, each command's store changes judged by the gate afterwards."""
+
+        async def bash(command: str) -> str:
+            with self.store.locked():  # held from before the command until the undo is done
+                before, _ = self.store.capture()
+                result = await run.fn(command=command)
+                after, folders = self.store.capture()
+                problems, undo = self._judge_command(before, after)
+                if undo:
+                    kept = {p: d for p, d in after.items() if p not in undo}
+                    kept.update({p: d for p, d in undo.items() if d is not None})
+                    self.store.reset_to(kept, folders)
+            if not problems:
+                return result
+            lines = [result, "Outcome gate: the command's changes to these entries were undone "
+                     "(each is back as it was before the command, or gone if it was new); "
+                     "its other changes stay."]
+            lines += [str(self._refuse(path, problem)) for path, problem in problems.items()]
+            raise ToolError("\n".join(lines))
+
+        doc = run.fn.__doc__ or ""
+        bash.__doc__ = doc.replace("\n\n        Args:", _SHELL_GATE_DOC + "\n\n        Args:", 1)
+        return tool_spec(bash, read_only=False, destructive=True)
+
     def toolset(self) -> ToolSet:
-        """The ``skills-write`` set: the inner set with gated create, str_replace and insert."""
+        """The gated set: the inner set with gated create, str_replace and insert (or bash)."""
         inner = self._inner.tools
+        if "bash" in inner:
+            return ToolSet(self.name, [self._gated_bash(spec) if name == "bash" else spec
+                                       for name, spec in inner.items()])
 
         async def create(path: str, file_text: str) -> str:
             """Create a new library entry (a skill or a note); folders on the way are created.

@@ -267,8 +267,7 @@ class CuratedVariant:
             the retriever reads with.
 
     Raises:
-        ValueError: ``name`` is not one of the curated variants, or a gated variant
-            under a harness whose writes cannot be gated (shell).
+        ValueError: ``name`` is not one of the curated variants.
     """
 
     def __init__(self, name: str, store: Store, curator: Model | str,
