@@ -23,6 +23,8 @@ SHIPPED = {  # config -> (memdir's cells, the paper's, a key that must be listed
                                        "exec-gpt-4_1"),
     "skills-curator-ladder.yaml": (6, 6, "full-chain.curated_skills_mem_gs.cur-gpt-5_4-nano."
                                          "exec-gpt-4_1-mini"),
+    "skills-harness.yaml": (3, 3, "full-chain.curated_skills_mem_gs.cur-gpt-5_4-mini."
+                                  "exec-gpt-4_1.h-shell"),
 }
 
 
