@@ -1,12 +1,12 @@
-"""The ``memdir`` command line.
+"""The typer application behind ``memdir`` (see :mod:`memdir.cli`).
 
 Each subcommand lives in its own module of this package, named after the
 command, and exposes ``register(app)``. Modules are found by listing this
 package and imported only when their command runs (or its help is asked
-for), so ``memdir --help`` and a quick ``memdir grep`` never pay for the
-study's or the agents' imports, and adding a subcommand never edits this file.
-The one-line summary ``memdir --help`` shows for a command is the first line
-of its module's docstring, read from the file without importing it.
+for), so ``memdir --help`` never pays for the study's or the agents' imports,
+and adding a subcommand never edits this file. The one-line summary
+``memdir --help`` shows for a command is the first line of its module's
+docstring, read from the file without importing it.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-__all__ = ["app", "main"]
+__all__ = ["app"]
 
 _PACKAGE = Path(__file__).resolve().parent
+_CLI = "memdir.cli"
 _DOCSTRING_LINE = re.compile(r'\A(?:#[^\n]*\n|\s)*[rRuU]?"""\s*([^\n]*?)\s*(?:"""|\n)')
 _COMMAND_PREFIX = re.compile(r"\A(?:``memdir [^`]*``(?:\s*/\s*)?)+:\s*")
 
@@ -73,7 +74,7 @@ class _LazyGroup(TyperGroup):
         return self._load(cmd_name, module)
 
     def _load(self, cmd_name: str, module: str) -> Any:
-        register = getattr(importlib.import_module(f"{__name__}.{module}"), "register", None)
+        register = getattr(importlib.import_module(f"{_CLI}.{module}"), "register", None)
         if register is None:
             return None
         scratch = typer.Typer(rich_markup_mode=None)
@@ -146,7 +147,3 @@ def _root(
         fail(f"bad environment setting: {exc}.",
              f"fix the value, or unset it to use the default: `unset {' '.join(exc.variables)}`.")
 
-
-def main() -> None:
-    """Entry point of the ``memdir`` executable."""
-    app()
