@@ -23,8 +23,15 @@ row, the same command run with the code in ``DIR`` (e.g. ``/work/main/src``),
 timed in the same run against the same GNU grep baseline, with the runs of
 the two versions interleaved so that a busy machine slows both alike.
 
+Every command runs with Python's bytecode cache on, kept in a private folder
+of the run (``PYTHONPYCACHEPREFIX``), as in a user's installation after its
+first use: where the environment sets ``PYTHONDONTWRITEBYTECODE`` (some
+sandboxes do), each run would otherwise compile memdir and its dependencies
+from source, a cost no user pays twice. ``--no-bytecode`` keeps the
+environment's own setting, to see that cost.
+
 Run: ``.venv/bin/python benchmarks/cli.py [--files 5000] [--mb 20] [--runs 7] [--src DIR]
-[--before DIR]``
+[--before DIR] [--no-bytecode]``
 """
 
 from __future__ import annotations
@@ -52,8 +59,11 @@ _INITIALIZE = {
 }
 
 
-def _env(src: Path | None) -> dict[str, str]:
+def _env(src: Path | None, pycache: Path | None) -> dict[str, str]:
     env = dict(os.environ, COLUMNS="100")
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     if src is not None:
         env["PYTHONPATH"] = f"{src}{os.pathsep}{env.get('PYTHONPATH', '')}"
     return env
@@ -140,18 +150,23 @@ def main() -> None:
                         help="Run the memdir code in this src folder instead of the installed one.")
     parser.add_argument("--before", type=Path, default=None,
                         help="Also time the grep rows with the code in this src folder.")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="Keep the environment's PYTHONDONTWRITEBYTECODE (no bytecode cache).")
     args = parser.parse_args()
-    env = _env(args.src.resolve() if args.src else None)
-    before_env = _env(args.before.resolve()) if args.before else None
     grep = shutil.which("grep")
     if grep is None:
         raise SystemExit("GNU grep is not on PATH; it is the baseline of the grep rows.")
 
     with tempfile.TemporaryDirectory() as tmp:
+        pycache = None if args.no_bytecode else Path(tmp) / "pycache"
+        env = _env(args.src.resolve() if args.src else None, pycache)
+        before_env = _env(args.before.resolve(), pycache) if args.before else None
         store = Path(tmp) / "store"
         made = make_store(store, files=args.files, total_bytes=int(args.mb * 1_000_000))
+        cache = "off (--no-bytecode)" if pycache is None else "on"
         print(f"store: {len(made.paths)} files, {made.total_bytes / 1e6:.1f} MB; "
-              f"best of {args.runs} runs; code: {args.src or 'installed memdir'}\n")
+              f"best of {args.runs} runs; code: {args.src or 'installed memdir'}; "
+              f"bytecode cache: {cache}\n")
         print("| command | time | baseline | baseline time | ratio | target |")
         print("|---|---|---|---|---|---|")
         bare = best_of([PYTHON, "-c", "pass"], args.runs, env)

@@ -491,3 +491,29 @@ def test_a_snapshot_restores_hidden_files_and_drops_what_was_planted(store: Stor
     assert snapshot(store) == snap
     assert sorted(p.name for p in store.root.iterdir()) == [".memdir", "a.md", "empty", "people"]
     assert tmp_path.is_dir()
+
+
+def test_a_reading_open_leaves_the_sweep_to_its_first_write(store: Store) -> None:
+    store.write("/memories/people/a.md", DOC.format(name="a"))
+    stale = store.root / "people" / ".tmp-deadbeef.part"
+    stale.write_bytes(b"half a write")
+    reader = Store(store.root, sweep_now=False)
+    assert stale.exists()  # no walk of the tree on a reading open...
+    assert reader.files() == ["/memories/people/a.md"]  # ...and reads never show it
+    reader.write("/memories/people/b.md", DOC.format(name="b"))
+    assert not stale.exists()  # the first write swept it, under the lock
+    assert reader.files() == ["/memories/people/a.md", "/memories/people/b.md"]
+
+
+def test_importing_the_store_leaves_pydantic_unloaded() -> None:
+    code = (
+        "import sys\nimport memdir.store\n"
+        "print('pydantic' in sys.modules)\n"
+        "from memdir.store import Frontmatter, SkillMetadata, parse_file\n"
+        "print(parse_file('---\\nname: a\\ndescription: b\\n---\\nx\\n', 'a').frontmatter)\n"
+        "print(Frontmatter.__name__, SkillMetadata.__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.splitlines() == [
+        "False", "name='a' description='b' metadata=None", "Frontmatter SkillMetadata"]

@@ -1,152 +1,44 @@
 """The ``memdir`` command line.
 
-Each subcommand lives in its own module of this package, named after the
-command, and exposes ``register(app)``. Modules are found by listing this
-package and imported only when their command runs (or its help is asked
-for), so ``memdir --help`` and a quick ``memdir grep`` never pay for the
-study's or the agents' imports, and adding a subcommand never edits this file.
-The one-line summary ``memdir --help`` shows for a command is the first line
-of its module's docstring, read from the file without importing it.
+The application (:data:`app`, a typer app whose subcommands are imported on
+first use) is built in :mod:`memdir.cli._app`, and only when a command needs
+it: a plain ``memdir grep STORE PATTERN`` is answered by
+:mod:`memdir.cli._fastgrep` without loading typer or pydantic at all, which
+is most of that command's start-up.
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
-import pkgutil
-import re
-from functools import cache
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
-from typer.core import TyperGroup
+if TYPE_CHECKING:
+    import typer
+
+    app: typer.Typer
 
 __all__ = ["app", "main"]
 
-_PACKAGE = Path(__file__).resolve().parent
-_DOCSTRING_LINE = re.compile(r'\A(?:#[^\n]*\n|\s)*[rRuU]?"""\s*([^\n]*?)\s*(?:"""|\n)')
-_COMMAND_PREFIX = re.compile(r"\A(?:``memdir [^`]*``(?:\s*/\s*)?)+:\s*")
 
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from memdir.cli._app import app
 
-@cache
-def _command_modules() -> dict[str, str]:
-    """Command name to module name, for every public module of this package."""
-    names = sorted(m.name for m in pkgutil.iter_modules([str(_PACKAGE)]))
-    return {name.replace("_", "-"): name for name in names if not name.startswith("_")}
-
-
-def _summary(module: str) -> str:
-    """The first line of a command module's docstring, without its ```memdir X``:`` lead."""
-    try:
-        head = (_PACKAGE / f"{module}.py").read_text(encoding="utf-8")[:2000]
-    except OSError:
-        return ""
-    match = _DOCSTRING_LINE.match(head)
-    if match is None:
-        return ""
-    line = _COMMAND_PREFIX.sub("", match.group(1)).replace("``", "")
-    return line[:1].upper() + line[1:]
-
-
-class _LazyGroup(TyperGroup):
-    """The top-level group: subcommands are imported on first use.
-
-    Listing the commands (``memdir --help``, shell completion of a command
-    name) shows placeholders carrying each module's summary; resolving a
-    command to run it, or to show its own help, imports the real one.
-    """
-
-    _listing = False
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        return sorted({*self.commands, *_command_modules()})
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        if cmd_name in self.commands:
-            return self.commands[cmd_name]
-        module = _command_modules().get(cmd_name)
-        if module is None:
-            return None
-        if self._listing or ctx.resilient_parsing:
-            return typer.core.TyperCommand(cmd_name, help=_summary(module))
-        return self._load(cmd_name, module)
-
-    def _load(self, cmd_name: str, module: str) -> Any:
-        register = getattr(importlib.import_module(f"{__name__}.{module}"), "register", None)
-        if register is None:
-            return None
-        scratch = typer.Typer(rich_markup_mode=None)
-        register(scratch)
-        for name, command in typer.main.get_group(scratch).commands.items():
-            self.commands.setdefault(name, command)
-        return self.commands.get(cmd_name)
-
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        name = args[0]
-        listing, self._listing = self._listing, False
-        try:
-            command = self.get_command(ctx, name)
-        finally:
-            self._listing = listing
-        if command is None and not ctx.resilient_parsing:
-            if name.startswith("-"):
-                self.parse_args(ctx, args)
-            close = difflib.get_close_matches(name, self.list_commands(ctx))
-            also = f" Did you mean {', '.join(repr(m) for m in close)}?" if close else ""
-            ctx.fail(f"No such command {name!r}.{also}")
-        return (name if command else None), command, args[1:]
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        self._listing = True
-        try:
-            super().format_help(ctx, formatter)
-        finally:
-            self._listing = False
-
-
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import version
-
-        typer.echo(f"memdir {version('memdir')}")
-        raise typer.Exit()
-
-
-app = typer.Typer(
-    name="memdir",
-    cls=_LazyGroup,
-    rich_markup_mode=None,
-    help="Filesystem-based memory for LLM agents: a store of markdown files, "
-    "the tools agents use on it, and the study framework to measure them.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-
-
-@app.callback()
-def _root(
-    ctx: typer.Context,
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version, is_eager=True,
-                     help="Print memdir's version and exit."),
-    ] = False,
-) -> None:
-    """Options of ``memdir`` itself (the help text is the app's)."""
-    if ctx.resilient_parsing:
-        return
-    from memdir.config import SettingsError, get_settings
-
-    try:
-        get_settings()
-    except SettingsError as exc:
-        from memdir.cli._common import fail
-
-        fail(f"bad environment setting: {exc}.",
-             f"fix the value, or unset it to use the default: `unset {' '.join(exc.variables)}`.")
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     """Entry point of the ``memdir`` executable."""
+    import sys
+
+    if sys.argv[1:2] == ["grep"]:
+        from memdir.cli import _fastgrep
+
+        try:
+            if _fastgrep.run(sys.argv[2:]):
+                return
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None  # ExitCode.INTERRUPTED, without loading typer
+    from memdir.cli._app import app
+
     app()

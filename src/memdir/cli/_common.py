@@ -190,11 +190,13 @@ def show_model_retries() -> None:
         logger.propagate = False
 
 
-def open_store(path: Path) -> Store:
+def open_store(path: Path, *, reads_only: bool = False) -> Store:
     """Open the store at ``path``, or exit with a message saying how to get one.
 
     Args:
         path: The store's host folder.
+        reads_only: The command never writes, so the sweep of stale temporary
+            files waits for a first write (``Store(sweep_now=False)``).
     """
     from memdir.config import get_settings
     from memdir.store import Store, StoreError
@@ -207,7 +209,8 @@ def open_store(path: Path) -> Store:
         fail(f"{path} is a file, not a store folder.",
              "pass the folder that holds the memory files.")
     try:
-        return Store(path, max_file_bytes=get_settings().max_file_bytes)
+        return Store(path, max_file_bytes=get_settings().max_file_bytes,
+                     sweep_now=not reads_only)
     except (StoreError, OSError) as exc:
         fail(f"cannot open the store at {path}: {exc}")
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -49,37 +47,13 @@ def grep(
 
         memdir grep ./memories '^description:' --path /memories/people --json
     """
-    import asyncio
-
+    from memdir.cli._fastgrep import grep_output
     from memdir.store import StoreError
-    from memdir.tools._grep import grep_store, grep_tool
     from memdir.tools._spec import ToolError
 
-    store = open_store(store_path)
+    store = open_store(store_path, reads_only=True)
     try:
-        if as_json:
-            found = grep_store(store, pattern, path, ignore_case)
-            limit = None if max_results is None else max_results + 1
-            hits = list(itertools.islice(found, limit))
-            complete = max_results is None or len(hits) <= max_results
-            typer.echo(json.dumps({
-                "pattern": pattern, "path": store.resolve(path).virtual,
-                "hits": [{"path": h.path, "line": h.line, "text": h.text}
-                         for h in hits[:max_results]],
-                "complete": complete,
-            }, indent=2, ensure_ascii=False))
-            return
-        # The grep tool's own function, so the text is the model's, without building
-        # the whole read set (its other tools' schemas) for one call.
-        args: dict[str, Any] = {"pattern": pattern, "path": path, "ignore_case": ignore_case}
-        if max_results is not None:
-            args["max_results"] = max_results
-        tool = grep_tool(store)
-
-        async def run() -> str:
-            return await tool(**args)
-
-        typer.echo(asyncio.run(run()))
+        typer.echo(grep_output(store, pattern, path, max_results, ignore_case, as_json))
     except (ToolError, StoreError) as exc:
         fail(str(exc))
 

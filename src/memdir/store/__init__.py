@@ -1,7 +1,12 @@
 """The memory store: markdown files with frontmatter under a root agents see as ``/memories``.
 
-This package never imports a model, an agent or the command line.
+This package never imports a model, an agent or the command line. The header
+models (:class:`Frontmatter`, :class:`SkillMetadata`, :class:`SkillSource`) are
+pydantic classes imported on first use, so opening and searching a store skips
+building them.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from memdir.store._document import Document, load_document, parse_document
 from memdir.store._entries import Entries, Folder, Found, FoundType
@@ -18,9 +23,6 @@ from memdir.store._frontmatter import (
     MAX_NESTING,
     MAX_NODES,
     Defect,
-    Frontmatter,
-    SkillMetadata,
-    SkillSource,
     parse_file,
     render_file,
     slugify,
@@ -48,6 +50,17 @@ from memdir.store._store import (
     digest_text,
 )
 from memdir.store._tree import Node, NodeKind
+
+if TYPE_CHECKING:
+    from memdir.store._models import Frontmatter, SkillMetadata, SkillSource
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Frontmatter", "SkillMetadata", "SkillSource"):
+        from memdir.store import _models
+
+        return getattr(_models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ANY_NAME",

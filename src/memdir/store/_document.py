@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from memdir.store._frontmatter import Defect, Frontmatter, parse_file
+from memdir.store._frontmatter import Defect, parse_file
 from memdir.store._markdown import Heading, Section, XRef, headings, sections, xrefs
 from memdir.store._store import Store
+
+if TYPE_CHECKING:
+    from memdir.store._models import Frontmatter
 
 __all__ = ["Document", "load_document", "parse_document"]
 

@@ -19,10 +19,23 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 if TYPE_CHECKING:
     import yaml
+
+    from memdir.store._models import Frontmatter, SkillMetadata, SkillSource
+
+# The header models are pydantic classes, built on first use (see ``__getattr__``):
+# building them costs more than the rest of the store's imports together, and a
+# search or a listing never validates a header.
+_MODELS = ("Frontmatter", "SkillMetadata", "SkillSource")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODELS:
+        from memdir.store import _models
+
+        return getattr(_models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DESCRIPTION_MAX_CHARS",
@@ -217,44 +230,6 @@ class Defect:
     fixable: bool = False
 
 
-class Frontmatter(BaseModel):
-    """The header of a memory file; unknown keys are preserved on round trips."""
-
-    model_config = ConfigDict(extra="allow")
-
-    name: str
-    description: str
-    metadata: dict[str, Any] | None = None
-
-    def to_yaml(self) -> str:
-        """Serialise in a stable key order: name, description, metadata, then the rest."""
-        data: dict[str, Any] = {"name": self.name, "description": self.description}
-        if self.metadata is not None:
-            data["metadata"] = self.metadata
-        data.update(self.model_extra or {})
-        import yaml  # imported where used: reading a store never loads the YAML emitter
-
-        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000)
-
-
-class SkillSource(BaseModel):
-    """One task attempt an entry of the skill library was drawn from."""
-
-    model_config = ConfigDict(extra="allow")
-
-    task: str
-    outcome: Literal["success", "failure"]
-
-
-class SkillMetadata(BaseModel):
-    """``metadata`` of an entry in the skill setting."""
-
-    model_config = ConfigDict(extra="allow")
-
-    type: Literal["skill", "note"]
-    sources: list[SkillSource] = Field(min_length=1)
-
-
 @dataclass(slots=True)
 class ParsedFile:
     """A memory file split into header and body, with every defect found."""
@@ -335,6 +310,10 @@ def parse_file(text: str, stem: str | None = None) -> ParsedFile:
         )
     raw = {str(k): v for k, v in raw.items()}
     defects = _check_header(raw, stem)
+    from pydantic import ValidationError
+
+    from memdir.store._models import Frontmatter
+
     try:
         fm = Frontmatter.model_validate(
             {**raw, "name": str(raw.get("name", "")), "description": _desc_text(raw)}
@@ -416,6 +395,10 @@ def validate_skill_metadata(fm: Frontmatter) -> list[Defect]:
         return [Defect("bad-metadata",
                        "Skill-library entries need metadata with 'type' (skill or note) and "
                        "'sources' (a list of {task, outcome}).")]
+    from pydantic import ValidationError
+
+    from memdir.store._models import SkillMetadata
+
     try:
         SkillMetadata.model_validate(fm.metadata)
     except ValidationError as exc:

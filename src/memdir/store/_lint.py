@@ -19,7 +19,6 @@ from memdir.store._document import Document, load_document, parse_document
 from memdir.store._errors import StoreError
 from memdir.store._frontmatter import (
     SLUG,
-    Frontmatter,
     render_file,
     slugify,
     validate_skill_metadata,
@@ -208,6 +207,8 @@ def fix_store(store: Store) -> list[Finding]:
 
 
 def _fixed_text(doc: Document, codes: set[str]) -> str | None:
+    from memdir.store._models import Frontmatter
+
     if "missing-frontmatter" in codes:
         first = next((ln.strip("# ").strip() for ln in doc.body.splitlines() if ln.strip()), "")
         desc = first[:120] or f"Notes on {doc.name.replace('-', ' ')}"

@@ -120,6 +120,10 @@ class Store:
         names: Which file names the store holds (memdir's own: ``.md`` only).
         lock_timeout: Seconds to wait for the write lock before giving up with a
             :class:`StoreError`.
+        sweep_now: Remove the temporary files killed writers left behind while
+            opening (a walk of the whole tree). False puts that off until this
+            object first takes the write lock, for a caller that only reads
+            (``memdir grep``): reads never show temporary files either way.
     """
 
     def __init__(
@@ -130,6 +134,7 @@ class Store:
         create: bool = False,
         names: NamePolicy = MARKDOWN,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        sweep_now: bool = True,
     ) -> None:
         path = Path(root).expanduser()
         if create:
@@ -145,7 +150,9 @@ class Store:
         self.lock_timeout = lock_timeout
         self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout)
         self._desc_cache: dict[str, tuple[int, int, int, str | None]] = {}
-        self._sweep_temps()
+        self._swept = False
+        if sweep_now:
+            self._sweep_temps()
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -161,6 +168,7 @@ class Store:
             self._lock.acquire(timeout=0)
         except Timeout:
             return  # a writer is at work; its temporary file is not stale
+        self._swept = True
         try:
             with self._root() as root_fd:
                 stale = [n for n in walk_tree(root_fd, hidden=True) if n.kind == "temp"]
@@ -338,6 +346,8 @@ class Store:
                 f"{self.lock_timeout:g} s. Try again in a moment."
             ) from None
         try:
+            if not self._swept:
+                self._sweep_temps()  # the lock is ours (and re-entrant): nothing else writes
             yield
         finally:
             self._lock.release()

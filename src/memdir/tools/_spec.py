@@ -20,12 +20,16 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, get_type_hints
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from memdir.store import StoreError
 from memdir.tools._limits import CallLimits, CallTimeoutError, cap_text, default_limits, run_bounded
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+# pydantic is imported where a tool's argument model is built or used, so a caller
+# of one tool function (`memdir grep`) never loads it.
 
 __all__ = [
     "ToolError",
@@ -150,12 +154,13 @@ def tool_spec(
     return ToolSpec(tool_name, fn, text, schema, read_only, destructive, model)
 
 
-_Derived = tuple[str, dict[str, Any], type[BaseModel]]
+_Derived = tuple[str, dict[str, Any], "type[BaseModel]"]
 _DERIVED: dict[tuple[object, ...], _Derived] = {}
 
 
 def _derive(fn: ToolFunction, tool_name: str) -> _Derived:
     import docstring_parser  # imported on first build of a tool, not on import
+    from pydantic import ConfigDict, Field, create_model
 
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     if not doc.short_description:
@@ -243,6 +248,8 @@ class ToolSet:
         parsed = _parse_arguments(arguments)
         if isinstance(parsed, str):
             return ToolResult(name, parsed, True)
+        from pydantic import ValidationError
+
         try:
             args = spec.args_model.model_validate(parsed)
         except ValidationError as exc:

@@ -1,0 +1,132 @@
+"""``memdir grep`` without the command-line framework: the search itself, and a quick start.
+
+Building the typer application and coercing its arguments loads typer and
+pydantic, which costs several times what a search of a large store does. A call
+whose arguments are plain (a store, a pattern, and only the options the
+command documents, each in its ordinary spelling) is parsed here and answered
+straight away; anything else (help, a usage mistake, an error of any kind) goes
+to the full command line, so what a user sees there is exactly the same. The
+grep command and this path print through :func:`grep_output`, one function.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memdir.store import Store
+
+__all__ = ["grep_output", "run"]
+
+_ENV_PREFIX = "MEMDIR_"  # memdir.config.ENV_PREFIX, without importing the settings model
+_FLAGS = {"-i": "ignore_case", "--ignore-case": "ignore_case", "--json": "as_json"}
+_VALUED = {"-p": "path", "--path": "path", "--max-results": "max_results"}
+
+
+def grep_output(store: Store, pattern: str, path: str, max_results: int | None,
+                ignore_case: bool, as_json: bool) -> str:
+    """What ``memdir grep`` prints for a search that worked.
+
+    Raises:
+        ToolError: The pattern or a limit is not accepted.
+        StoreError: ``path`` is not in the store.
+    """
+    import asyncio
+
+    from memdir.tools._grep import grep_store, grep_tool
+
+    if as_json:
+        found = grep_store(store, pattern, path, ignore_case)
+        limit = None if max_results is None else max_results + 1
+        hits = list(itertools.islice(found, limit))
+        complete = max_results is None or len(hits) <= max_results
+        return json.dumps({
+            "pattern": pattern, "path": store.resolve(path).virtual,
+            "hits": [{"path": h.path, "line": h.line, "text": h.text}
+                     for h in hits[:max_results]],
+            "complete": complete,
+        }, indent=2, ensure_ascii=False)
+    # The grep tool's own function, so the text is the model's, without building
+    # the whole read set (its other tools' schemas) for one call.
+    args: dict[str, Any] = {"pattern": pattern, "path": path, "ignore_case": ignore_case}
+    if max_results is not None:
+        args["max_results"] = max_results
+    tool = grep_tool(store)
+
+    async def call() -> str:
+        return str(await tool(**args))
+
+    return asyncio.run(call())
+
+
+def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
+    """The grep command's arguments, or None where the full command line must decide."""
+    from memdir.store import ROOT
+
+    options: dict[str, Any] = {"path": ROOT, "max_results": None, "ignore_case": False,
+                               "as_json": False}
+    positional: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word in _FLAGS:
+            options[_FLAGS[word]] = True
+        elif word in _VALUED:
+            value = next(words, None)
+            if value is None or value.startswith("-"):
+                return None
+            options[_VALUED[word]] = value
+        elif word.startswith("-"):
+            return None  # --help, --, -ip, --path=X, a pattern that looks like an option...
+        else:
+            positional.append(word)
+    if len(positional) != 2:
+        return None
+    limit = options["max_results"]
+    if limit is not None:
+        if not (limit.isascii() and limit.isdigit()) or int(limit) < 1:
+            return None
+        options["max_results"] = int(limit)
+    options["store"], options["pattern"] = positional
+    return options
+
+
+def run(argv: Sequence[str]) -> bool:
+    """Answer ``memdir grep ARGV`` if the call is plain and succeeds; False hands it on.
+
+    Nothing is printed unless the search worked, so a call handed on to the
+    full command line is answered there from the start.
+    """
+    options = _parse(argv)
+    if options is None:
+        return False
+    from memdir.store import Store, StoreError
+    from memdir.tools._spec import ToolError
+
+    settings: dict[str, Any] = {}
+    if any(key.upper().startswith(_ENV_PREFIX) for key in os.environ):
+        from memdir.config import SettingsError, get_settings
+
+        try:  # the full command line checks every setting before any command
+            settings["max_file_bytes"] = get_settings().max_file_bytes
+        except SettingsError:
+            return False
+    folder = Path(options["store"])
+    if not folder.is_dir():
+        return False
+    try:
+        store = Store(folder, sweep_now=False, **settings)  # grep only reads
+        text = grep_output(store, options["pattern"], options["path"], options["max_results"],
+                           options["ignore_case"], options["as_json"])
+    except (StoreError, ToolError, OSError):
+        return False
+    if "\x1b" in text:
+        return False  # the full command line strips terminal escapes from piped output
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    return True
