@@ -6,7 +6,6 @@ command runs; a dry run checks it as the real run would.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,14 +25,6 @@ SHIPPED = {  # config -> (memdir's cells, the paper's, a key that must be listed
     "skills-harness.yaml": (3, 3, "full-chain.curated_skills_mem_gs.cur-gpt-5_4-mini."
                                   "exec-gpt-4_1.h-shell"),
 }
-
-
-@pytest.fixture
-def no_data_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv("MEMDIR_DATA_DIR", raising=False)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
 
 
 def test_every_shipped_skills_config_is_listed_here() -> None:

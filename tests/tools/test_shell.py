@@ -28,15 +28,6 @@ def _md(name: str, body: str) -> str:
     return f"---\nname: {name}\ndescription: About {name}\n---\n{body}\n"
 
 
-@pytest.fixture(params=["bwrap", "unshare"])
-def backend(request: pytest.FixtureRequest) -> Backend:
-    name: Backend = request.param
-    if name not in WORKING:
-        pytest.skip(f"the {name} confinement does not work on this machine "
-                    "(install bubblewrap, or allow user namespaces)")
-    return name
-
-
 @pytest.fixture
 def shell(backend: Backend, store: Store) -> ToolSet:
     store.write("/memories/people/alice.md", _md("alice", "Alice likes tea."))

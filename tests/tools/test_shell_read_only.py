@@ -27,15 +27,6 @@ CHANGES = {
 }
 
 
-@pytest.fixture(params=["bwrap", "unshare"])
-def backend(request: pytest.FixtureRequest) -> Backend:
-    name: Backend = request.param
-    if name not in WORKING:
-        pytest.skip(f"the {name} confinement does not work on this machine "
-                    "(install bubblewrap, or allow user namespaces)")
-    return name
-
-
 def _snapshot(store: Store) -> dict[str, tuple[str, int, int]]:
     """Every entry of the store: kind, modification time and mode bits."""
     return {"/".join(n.parts): (n.kind, n.mtime_ns,
