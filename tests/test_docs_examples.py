@@ -31,7 +31,8 @@ DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<before>[^\n]*)\n```(?P<lang>\w+)\n(?P<body>[\s\S]*?)^```$", re.M)
 NOT_RUN = re.compile(r"<!-- not run: (?P<reason>.+?) -->\s*$")
 SHELL = {"sh", "bash", "console"}
-NEEDS_DATA = ("MEMDIR_DATA_DIR", "shared/data", "get_settings().data_dir")
+NEEDS_DATA = ("MEMDIR_DATA_DIR", "shared/data", "get_settings().data_dir", "configs/")
+"""An example naming one of these reads the benchmark data (a shipped config reads it too)."""
 NEEDS_KEY = re.compile(r"(\bMEMDIR_MODEL=|--model[ =])(?!memdir/|mockllm/)\S+")
 TIMEOUT = 300
 
