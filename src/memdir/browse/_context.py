@@ -75,10 +75,13 @@ class Browser:
 
     Args:
         catalog: What this session shows.
+        base: The path every URL of the session starts with (``/TOKEN``; empty when
+            no token gates it).
     """
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, base: str = "") -> None:
         self.catalog = catalog
+        self.base = base
         self.env = Environment(
             loader=PackageLoader("memdir.browse", "templates"),
             autoescape=select_autoescape(["html"]),
@@ -91,6 +94,7 @@ class Browser:
         self.env.globals["file_url"] = self.file_url
         self.env.globals["store_url"] = self.store_url
         self.env.globals["history_url"] = self.history_url
+        self.env.globals["url"] = self.url
         self.env.globals["ROOT"] = ROOT
         self.cache = _Lru(64)
         self.texts = _Lru(20_000)
@@ -111,9 +115,13 @@ class Browser:
 
     # -- URLs ------------------------------------------------------------------
 
+    def url(self, path: str) -> str:
+        """A path of this session (``/s/store/health``) as a URL the token gate admits."""
+        return self.base + path
+
     def store_url(self, sid: str, **query: Any) -> str:
         """The tree page of a store."""
-        return f"/s/{quote(sid)}/" + _query(query)
+        return self.url(f"/s/{quote(sid)}/" + _query(query))
 
     def file_url(self, sid: str, path: str, *, lines: tuple[int, int] | None = None,
                  step: int | None = None, view: str | None = None) -> str:
@@ -124,15 +132,15 @@ class Browser:
         if lines is not None:
             query["lines"] = f"{lines[0]}-{lines[1]}"
             anchor = f"#L{lines[0]}"
-        return f"/s/{quote(sid)}/file/{quote(rel)}" + _query(query) + anchor
+        return self.url(f"/s/{quote(sid)}/file/{quote(rel)}" + _query(query) + anchor)
 
     def history_url(self, sid: str, step: int | None = None, under: str | None = None) -> str:
         """The history page of a store, at ``step`` and showing folder ``under`` if given."""
-        return f"/s/{quote(sid)}/history" + _query({"step": step, "under": under})
+        return self.url(f"/s/{quote(sid)}/history" + _query({"step": step, "under": under}))
 
     def turn_url(self, sid: str, locator: str) -> str:
         """The page of a conversation turn."""
-        return f"/s/{quote(sid)}/turn/{quote(locator)}#{quote(locator)}"
+        return self.url(f"/s/{quote(sid)}/turn/{quote(locator)}#{quote(locator)}")
 
 
 def _query(values: dict[str, Any]) -> str:
