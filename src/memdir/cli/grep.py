@@ -47,15 +47,20 @@ def grep(
 
         memdir grep ./memories '^description:' --path /memories/people --json
     """
-    from memdir.cli._fastgrep import grep_output
+    import sys
+
+    from memdir.cli._fastgrep import emit, grep_output
     from memdir.store import StoreError
     from memdir.tools._spec import ToolError
 
     store = open_store(store_path, reads_only=True)
     try:
-        typer.echo(grep_output(store, pattern, path, max_results, ignore_case, as_json))
+        text = grep_output(store, pattern, path, max_results, ignore_case, as_json)
     except (ToolError, StoreError) as exc:
         fail(str(exc))
+    if "\x1b" in text and not sys.stdout.isatty():
+        text = typer.unstyle(text)  # as typer.echo does: no terminal escapes into a pipe
+    emit(text, as_json=as_json)
 
 
 def register(app: typer.Typer) -> None:
