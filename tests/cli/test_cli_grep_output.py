@@ -87,3 +87,14 @@ def test_both_paths_print_the_same_under_ascii(cafe_store: Path) -> None:
             capture_output=True, env=_env(PYTHONIOENCODING="ascii"), timeout=60, check=True)
         printed.add(done.stdout)
     assert len(printed) == 1
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_terminal_escapes_are_stripped_from_piped_output(cafe_store: Path, spelling: str) -> None:
+    (cafe_store / "red.md").write_text("---\nname: red\ndescription: d\n---\n"
+                                       "a \x1b[31mred\x1b[0m word\n")
+    command = [sys.executable, "-m", "memdir", "grep", str(cafe_store), "a .*red.* word",
+               *SPELLINGS[spelling]]
+    done = subprocess.run(command, capture_output=True, env=_env(), timeout=60, check=True)
+    assert b"/memories/red.md:5: a red word" in done.stdout
+    assert b"\x1b" not in done.stdout

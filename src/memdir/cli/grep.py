@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
@@ -10,6 +11,9 @@ from memdir.cli._common import StoreArg, fail, json_errors, open_store
 from memdir.store import ROOT
 
 __all__ = ["grep", "register"]
+
+_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+"""Terminal colour and cursor sequences (the pattern click strips from piped output)."""
 
 
 @json_errors
@@ -59,7 +63,7 @@ def grep(
     except (ToolError, StoreError) as exc:
         fail(str(exc))
     if "\x1b" in text and not sys.stdout.isatty():
-        text = typer.unstyle(text)  # as typer.echo does: no terminal escapes into a pipe
+        text = _ANSI.sub("", text)  # as typer.echo does: no terminal escapes into a pipe
     emit(text, as_json=as_json)
 
 
