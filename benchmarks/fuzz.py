@@ -10,8 +10,9 @@ raw JSON-RPC for the bytes it cannot), and prints per surface:
 - calls sent, calls that raised (in process) or were answered "Internal server
   error" / broke the connection (over MCP), calls over their time limit (plus
   2 s of slack), results that broke the result contract (not UTF-8, over the cap);
-- peak memory: the most Python memory one call allocated (``tracemalloc``), and
-  the peak RSS of the process (this one, or the server's ``VmHWM``).
+- peak memory: in process, the most Python memory one call allocated
+  (``tracemalloc``); over MCP, the server's peak resident memory (``VmHWM``, with
+  its resident memory after start-up beside it).
 
 With ``--baseline-src`` the same calls are sent to other code (e.g. the ``src/``
 of a worktree of ``main``) in a subprocess, and both tables are printed.
@@ -102,11 +103,21 @@ def _run_mcp(store_root: Path, examples: int) -> list[dict[str, Any]]:
     import mcpfuzz
 
     rows = []
-    for transport in ("stdio", "http"):
-        for toolset in ("read", "write", "anthropic"):
-            tally = mcpfuzz.fuzz_server(store_root, transport, toolset, examples, _counting)
-            rows.append(tally)
-            print(f"  mcp {transport} {toolset}: {tally}", file=sys.stderr)
+    loop = mcpfuzz.Loop()
+    try:
+        for transport in ("stdio", "http"):
+            for toolset in ("read", "write", "anthropic"):
+                surface, server = mcpfuzz.mcp_surface(loop, store_root, transport, toolset)
+                try:
+                    calls = mcpfuzz.calls_for_server(server, fuzzrun.known_paths(store_root))
+                    row = _count(surface, calls, examples)
+                finally:
+                    memory = server.stop()
+                row["peak_mb"] = memory["peak_rss_mb"]
+                row["start_mb"] = memory["start_rss_mb"]
+                rows.append(row)
+    finally:
+        loop.close()
     return rows
 
 
@@ -140,13 +151,16 @@ _COLUMNS = ("calls", "raises", "over_time", "bad_results", "peak_mb", "slowest_s
 
 
 def _table(title: str, result: dict[str, Any]) -> str:
-    lines = [title, f"{'surface':<26}" + "".join(f"{c:>12}" for c in _COLUMNS)]
+    lines = [title, f"{'surface':<26}" + "".join(f"{c:>12}" for c in _COLUMNS)
+             + "  (peak_mb: one call's Python peak in process; server VmHWM over MCP)"]
     totals = dict.fromkeys(_COLUMNS[:4], 0)
     for row in result["rows"]:
         if "skipped" in row:
             lines.append(f"{row['surface']:<26}  skipped: {row['skipped']}")
             continue
-        lines.append(f"{row['surface']:<26}" + "".join(f"{row[c]:>12}" for c in _COLUMNS))
+        start = f"  (after start-up {row['start_mb']} MB)" if "start_mb" in row else ""
+        lines.append(f"{row['surface']:<26}" + "".join(f"{row[c]:>12}" for c in _COLUMNS)
+                     + start)
         for c in totals:
             totals[c] += row[c]
     lines.append(f"{'total':<26}" + "".join(f"{totals[c]:>12}" for c in _COLUMNS[:4]))
@@ -158,6 +172,9 @@ def _table(title: str, result: dict[str, Any]) -> str:
             raised[f"{row['surface']}: {key}"] = n
     if raised:
         lines.append("raised: " + "; ".join(f"{k} x{n}" for k, n in sorted(raised.items())))
+        firsts = {key: text for row in result["rows"] for key, text in row.get("first", {}).items()}
+        for key, text in sorted(firsts.items()):
+            lines.append(f"  first {key}: {text[:160]}")
     broken: dict[str, int] = {}
     for row in result["rows"]:
         for key, n in row.get("broken", {}).items():

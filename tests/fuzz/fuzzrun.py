@@ -60,6 +60,8 @@ class Tally:
     slowest: float = 0.0
     raised: Counter[str] = field(default_factory=Counter)
     broken: Counter[str] = field(default_factory=Counter)
+    first: dict[str, str] = field(default_factory=dict)
+    """Each kind of raise -> the message of its first occurrence."""
 
     def row(self) -> dict[str, Any]:
         """The tally as one table row."""
@@ -67,7 +69,7 @@ class Tally:
                 "over_time": self.over_time, "bad_results": self.bad_results,
                 "peak_mb": round(self.peak_bytes / 2 ** 20, 1),
                 "slowest_s": round(self.slowest, 2), "raised": dict(self.raised),
-                "broken": dict(self.broken)}
+                "broken": dict(self.broken), "first": self.first}
 
 
 @dataclass
@@ -113,16 +115,19 @@ class Surface:
             ``(content, is_error)``.
         limit: Seconds the call may take (before :data:`SLACK_SECONDS`).
         max_chars: The longest content a result may have.
-        runner: The event loop the calls run on.
+        run: Runs a coroutine to its end (an event loop's ``run``).
+        trace: Measure the Python memory the call allocates (in-process surfaces).
     """
 
     def __init__(self, name: str, send: Callable[[Call, Any], Awaitable[tuple[str, bool]]],
-                 limit: float, max_chars: int, runner: asyncio.Runner) -> None:
+                 limit: float, max_chars: int, run: Callable[[Awaitable[Any]], Any], *,
+                 trace: bool = True) -> None:
         self.tally = Tally(name)
         self._send = send
         self.limit = limit
         self.max_chars = max_chars
-        self._runner = runner
+        self._run = run
+        self._trace = trace
 
     def send(self, call: Call) -> Outcome:
         """Make ``call`` once, measured; the tally counts it."""
@@ -130,15 +135,18 @@ class Surface:
         content: str | None = None
         is_error = False
         error: BaseException | None = None
-        tracemalloc.start()  # only the call's own allocations, not the generator's
+        if self._trace:
+            tracemalloc.start()  # only the call's own allocations, not the generator's
         started = time.monotonic()
         try:
-            content, is_error = self._runner.run(self._send(call, payload))
+            content, is_error = self._run(self._send(call, payload))
         except Exception as exc:  # counted and reported: the point of the suite
             error = exc
         seconds = time.monotonic() - started
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
+        peak = 0
+        if self._trace:
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
         outcome = Outcome(call, content, is_error, error, seconds, peak, self.limit,
                           self.max_chars)
         self._count(outcome)
@@ -151,7 +159,9 @@ class Surface:
         tally.peak_bytes = max(tally.peak_bytes, outcome.peak_bytes)
         if outcome.error is not None:
             tally.raises += 1
-            tally.raised[f"{type(outcome.error).__name__} in {outcome.call.tool[:20]!r}"] += 1
+            key = f"{type(outcome.error).__name__} in {outcome.call.tool[:20]!r}"
+            tally.raised[key] += 1
+            tally.first.setdefault(key, str(outcome.error)[:200])
         if outcome.seconds > outcome.limit + SLACK_SECONDS:
             tally.over_time += 1
         if outcome.error is None and outcome.content is not None:
@@ -200,7 +210,7 @@ def toolset_surface(name: str, store: Any, runner: asyncio.Runner) -> tuple[Surf
         result = await toolset.call(call.tool, payload)
         return result.content, result.is_error
 
-    return Surface(f"toolset {name}", send, limit, cap, runner), toolset
+    return Surface(f"toolset {name}", send, limit, cap, runner.run), toolset
 
 
 def adapter_surface(profile: str, store: Any, runner: asyncio.Runner) -> Surface:
@@ -220,4 +230,4 @@ def adapter_surface(profile: str, store: Any, runner: asyncio.Runner) -> Surface
         result = await adapter.handle(block)
         return result["content"], bool(result["is_error"])
 
-    return Surface(f"adapter {profile}", send, LIMIT_SECONDS, cap, runner)
+    return Surface(f"adapter {profile}", send, LIMIT_SECONDS, cap, runner.run)
