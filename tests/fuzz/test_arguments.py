@@ -40,7 +40,7 @@ def call(store: Store, toolset: str, tool: str, arguments: Any) -> str:
 @pytest.mark.parametrize("arguments", [DEEP_TEXT, "[" * 100_000 + "]" * 100_000])
 def test_json_100000_deep(fuzz_store: Store, arguments: str) -> None:
     text = call(fuzz_store, "read", "view", arguments)
-    assert "nest too deeply" in text
+    assert "nested too deeply" in text
     assert "flat list" in text
 
 
@@ -136,3 +136,18 @@ def test_adapter_refuses_what_no_command_takes(fuzz_store: Store, profile: str,
     assert result["is_error"] is True
     assert "memory command" in result["content"]
     assert len(result["content"]) < 1_000
+
+
+def test_memdir_tool_reads_a_call_as_toolset_call_does(fuzz_store: Store) -> None:
+    from typer.testing import CliRunner
+
+    from memdir.cli import app
+
+    runner = CliRunner()
+    deep = '{"name": "view", "arguments": {"path": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    done = runner.invoke(app, ["tool", str(fuzz_store.root), "-"], input=deep)
+    assert done.exit_code == 2, done.output
+    assert "the call is nested too deeply to be read" in done.stderr
+    huge = '{"name": "view", "arguments": {"path": "/memories", "view_range": [1, ' + HUGE + "]}}"
+    done = runner.invoke(app, ["tool", str(fuzz_store.root), huge])
+    assert "view_range[1] is an integer of 5,000 digits" in done.stdout

@@ -25,7 +25,14 @@ from typing import Any, Final
 
 from memdir.tools._limits import echo
 
-__all__ = ["MAX_DEPTH", "MAX_INT_BITS", "MAX_VALUES", "argument_problem", "decode_arguments"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_BITS",
+    "MAX_VALUES",
+    "argument_problem",
+    "decode_arguments",
+    "read_json",
+]
 
 MAX_DEPTH: Final = 8
 """Levels of nesting allowed; the deepest parameter (a list of strings) needs two."""
@@ -63,6 +70,26 @@ def _parse_int(text: str) -> int | _LongNumber:
     return int(text)
 
 
+def read_json(text: str) -> Any:
+    """``text`` read as JSON, whatever its depth or its numbers, for :func:`argument_problem`.
+
+    Integer literals too long to convert and ``NaN``/``Infinity`` are kept as
+    placeholders that :func:`argument_problem` names, rather than raising.
+
+    Raises:
+        ValueError: The text is not JSON, or nests too deeply to read; the message
+            completes "the arguments are ..." ("not valid JSON (...)").
+    """
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_constant=_NotANumber)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at char {exc.pos}); send a JSON "
+                         "object") from None
+    except RecursionError:  # json's scanner refuses nesting deeper than the stack
+        raise ValueError("nested too deeply to be read (hundreds of levels of [ or {); "
+                         + _SHAPE) from None
+
+
 def decode_arguments(arguments: object) -> dict[str, Any] | str:
     """The arguments of one call as a mapping, or the error message that refuses them.
 
@@ -79,13 +106,9 @@ def decode_arguments(arguments: object) -> dict[str, Any] | str:
         if not arguments.strip():
             return {}
         try:
-            value = json.loads(arguments, parse_int=_parse_int, parse_constant=_NotANumber)
-        except json.JSONDecodeError as exc:
-            return (f"the arguments are not valid JSON ({exc.msg} at char {exc.pos}); "
-                    "send a JSON object")
-        except RecursionError:  # json's scanner refuses nesting deeper than the stack
-            return ("the arguments nest too deeply to be read (hundreds of levels of [ or {); "
-                    + _SHAPE)
+            value = read_json(arguments)
+        except ValueError as exc:
+            return f"the arguments are {exc}"
     elif isinstance(arguments, Mapping):
         value = arguments
     else:
