@@ -105,13 +105,27 @@ class _Held:
             self._task.cancel()
 
 
+SDK_BYTES = 1_000_000
+"""Calls larger than this go raw: the SDK's HTTP client reports any refused request
+body as an internal error of its own ("Server returned an error response"), so only
+the raw channel shows what the server answered."""
+
+
 def sdk_sendable(tool: str, payload: Any) -> bool:
-    """Whether the SDK's client can put the call on the wire (strict JSON, UTF-8)."""
+    """Whether the SDK's client can put the call on the wire: it serializes with pydantic."""
+    from pydantic_core import to_json
+
     if not isinstance(payload, dict):
         return False
     try:
-        json.dumps([tool, payload], allow_nan=False, ensure_ascii=False).encode("utf-8")
+        size = len(to_json([tool, payload]))
     except (ValueError, UnicodeEncodeError, RecursionError, TypeError):
+        return False  # pydantic refuses it: surrogates, depth, non-finite or huge numbers
+    if size > SDK_BYTES:
+        return False
+    try:
+        json.dumps(payload, allow_nan=False)  # NaN would go out as null: another call
+    except ValueError:
         return False
     return True
 
