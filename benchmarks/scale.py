@@ -503,6 +503,9 @@ def main() -> None:
     parser.add_argument("--scratch", type=Path, default=Path("/work/scratch/growth-scan"),
                         help="Where the generated stores are kept between runs.")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--after", type=Path, default=HERE.parent / "src",
+                        help="The src folder of the code under test (default: this checkout's; "
+                        "a worktree of a commit keeps a long run from seeing later edits).")
     parser.add_argument("--before", type=Path, default=None,
                         help="A src folder of other memdir code (e.g. main's) to measure too.")
     parser.add_argument("--rows", default="",
@@ -516,7 +519,7 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, default=RESULTS / "scale.png")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    versions = [_version("after", HERE.parent / "src")]
+    versions = [_version("after", args.after)]
     if args.before is not None:
         versions.append(_version("before", args.before))
     wanted = [w.strip() for w in args.rows.split(",") if w.strip()]
