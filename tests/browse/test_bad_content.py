@@ -105,9 +105,6 @@ def test_a_600_level_tree_is_drawn_to_its_leaf(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="health_report pairs every sibling heading at once "
-                   "(memdir.metrics._taxonomy._sibling_pairs asks numpy for ~27 GiB and "
-                   "raises MemoryError); the fix is in memdir.metrics, not the browser")
 def test_a_file_with_85000_headings_fails_no_page(tmp_path: Path) -> None:
     root = tmp_path / "memories"
     root.mkdir()
