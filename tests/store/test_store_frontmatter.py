@@ -10,6 +10,7 @@ from memdir.store import (
     DESCRIPTION_MAX_CHARS,
     Frontmatter,
     Store,
+    entry_sources,
     parse_document,
     parse_file,
     render_file,
@@ -95,6 +96,19 @@ def test_skill_metadata_schema() -> None:
     problems = validate_skill_metadata(bad)
     assert problems and "type" in problems[0].message and "sources" in problems[0].message
     assert validate_skill_metadata(Frontmatter(name="s", description="d"))[0].code == "bad-metadata"
+
+
+def test_skill_sources_may_be_a_body_section() -> None:
+    # The paper accepts an entry's sources in metadata.sources or in a "## Sources" section.
+    typed = Frontmatter(name="s", description="d", metadata={"type": "note"})
+    body = "# Lesson\nOpen it first.\n\n## Sources\n- {task: t1, outcome: failure}\n- t2: success\n"
+    assert validate_skill_metadata(typed, body) == []
+    assert entry_sources(typed, body) == [("t1", "failure"), ("t2", "success")]
+    missing = validate_skill_metadata(typed, "# Lesson\nOpen it first.\n")
+    assert missing and "## Sources" in missing[0].message
+    assert "no attempt is recorded" in validate_skill_metadata(typed)[0].message
+    vague = validate_skill_metadata(typed, "## Sources\n- an earlier run\n")
+    assert vague and "names no task and outcome" in vague[0].message
 
 
 @pytest.mark.parametrize(
