@@ -141,7 +141,7 @@ def test_a_config_runs_gated_variants_under_shell(tmp_path: object) -> None:
     shell = next(c for c in config.cells() if c.key.endswith("mem_gs.cur-gpt-5_4-mini"
                                                              ".exec-expert.h-shell"))
     prompts, toolsets = shell.inputs()
-    assert prompts == ["retriever-guidance@shell", "turn-task", "curator@shell"]
+    assert prompts == ["retriever-guidance@shell", "turn-task-guidance", "curator@shell"]
     assert toolsets[0] == "shell-read"
 
 
