@@ -137,3 +137,15 @@ def test_a_byte_order_mark_is_tolerated(tmp_path: Path) -> None:
     store = Store(tmp_path / "s", create=True)
     (store.root / "a.md").write_text(text, encoding="utf-8")
     assert store.description("/memories/a.md") == "With a BOM"
+
+
+def test_lint_for_skills_reads_a_sources_section(tmp_path: Path) -> None:
+    from memdir.store import lint_store
+
+    store = Store(tmp_path)
+    store.write("/memories/open-first.md", "---\nname: open-first\ndescription: d\nmetadata:\n"
+                "  type: note\n---\n# Lesson\nOpen it first.\n\n## Sources\n- t1: failure\n")
+    store.write("/memories/unsourced.md", "---\nname: unsourced\ndescription: d\nmetadata:\n"
+                "  type: note\n---\n# Lesson\nOpen it first.\n")
+    flagged = {f.path for f in lint_store(store, skills=True) if f.code == "bad-metadata"}
+    assert flagged == {"/memories/unsourced.md"}
