@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memdir.agents import load_prompt, render_cited, resolve_citations, role_config, run_agent
+from memdir.bench._cited import CITED_CHARS
 from memdir.bench.judge import (
     JUDGE_ROLE,
     JudgeError,
@@ -13,7 +14,6 @@ from memdir.bench.judge import (
     judge_role,
     judged_view,
 )
-from memdir.bench._cited import CITED_CHARS
 from memdir.store import Store
 from scripted import Script, text
 
