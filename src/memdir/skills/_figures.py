@@ -6,6 +6,8 @@
 - ``running_success.png``: per goal family, each memory variant's running success
   rate over the family's attempts in the full chain minus that of the no-store
   cell with the same execution agent (the paper's Figure 12).
+- ``hierarchy.png`` and ``compression.png``: the paper's Figures 9 and 10
+  (:mod:`memdir.skills._growth_figures`).
 
 A figure is drawn only where its records exist (curated full-chain cells; a
 ``none`` full-chain cell to difference against); :func:`write_figures` returns
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.skills._families import FAMILIES
+from memdir.skills._growth_figures import draw_compression, draw_hierarchy
 from memdir.skills._report import CellReport
 from memdir.skills._run import StepRecord
 
@@ -158,12 +161,21 @@ def _running_success(cells: Sequence[CellReport], path: Path) -> Path | str:
                  path)
 
 
+def _hierarchy(cells: Sequence[CellReport], path: Path) -> Path | str:
+    return draw_hierarchy(_full_chains(cells), _label, _pyplot(), path.parent, path)
+
+
+def _compression(cells: Sequence[CellReport], path: Path) -> Path | str:
+    return draw_compression(_full_chains(cells), _label, _pyplot(), path)
+
+
 def write_figures(cells: Sequence[CellReport], out_dir: Path) -> Figures:
-    """Draw every figure the records allow into ``out_dir``."""
+    """Draw every figure the records allow into ``out_dir`` (the run folder)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     found = Figures([], {})
     for name, draw in (("curation_effort.png", _curation_effort),
-                       ("running_success.png", _running_success)):
+                       ("running_success.png", _running_success),
+                       ("hierarchy.png", _hierarchy), ("compression.png", _compression)):
         result = draw(cells, out_dir / name)
         if isinstance(result, Path):
             found.written.append(result)
