@@ -16,7 +16,7 @@ the files it wrote and, for each figure it skipped, why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,22 +161,27 @@ def _running_success(cells: Sequence[CellReport], path: Path) -> Path | str:
                  path)
 
 
-def _hierarchy(cells: Sequence[CellReport], path: Path) -> Path | str:
-    return draw_hierarchy(_full_chains(cells), _label, _pyplot(), path.parent, path)
+def write_figures(cells: Sequence[CellReport], out_dir: Path,
+                  run_dir: Path | None = None) -> Figures:
+    """Draw every figure the records allow into ``out_dir``.
 
-
-def _compression(cells: Sequence[CellReport], path: Path) -> Path | str:
-    return draw_compression(_full_chains(cells), _label, _pyplot(), path)
-
-
-def write_figures(cells: Sequence[CellReport], out_dir: Path) -> Figures:
-    """Draw every figure the records allow into ``out_dir`` (the run folder)."""
+    Args:
+        cells: The run's cells.
+        out_dir: Where the PNG files go.
+        run_dir: The run folder, whose chain stores Figure 9 measures (default:
+            ``out_dir``, where the report writes them).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
+    stores = run_dir or out_dir
     found = Figures([], {})
-    for name, draw in (("curation_effort.png", _curation_effort),
-                       ("running_success.png", _running_success),
-                       ("hierarchy.png", _hierarchy), ("compression.png", _compression)):
-        result = draw(cells, out_dir / name)
+    chains = _full_chains(cells)
+    draws: tuple[tuple[str, Callable[[Path], Path | str]], ...] = (
+        ("curation_effort.png", lambda path: _curation_effort(cells, path)),
+        ("running_success.png", lambda path: _running_success(cells, path)),
+        ("hierarchy.png", lambda path: draw_hierarchy(chains, _label, _pyplot(), stores, path)),
+        ("compression.png", lambda path: draw_compression(chains, _label, _pyplot(), path)))
+    for name, draw in draws:
+        result = draw(out_dir / name)
         if isinstance(result, Path):
             found.written.append(result)
         else:

@@ -11,8 +11,9 @@ Both follow the full chain, one line per cell, the x axis the task position:
 - ``compression.png`` (its Figure 10): the store's size in KB after each task
   (from the step records), and each cell's size as a share of the episode log's
   at the same position, the episode log being every trajectory kept verbatim (a
-  share under 1 is compression), where a full-chain episode-log cell with the same
-  execution agent exists.
+  share under 1 is compression), where a full-chain episode-log cell
+  (``episode_log``, else ``episode_log_recent``: both store every trajectory) with
+  the same execution agent exists.
 
 The paper text we hold names what each figure tracks, not its panels' measures;
 the panels above are our reading of it.
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
 __all__ = ["draw_compression", "draw_hierarchy"]
 
 _KB = 1024
-_LOG = "episode_log"
+_LOGS = ("episode_log", "episode_log_recent")
+"""The variants whose store keeps every trajectory verbatim (they differ only in what is
+served), the first preferred as the reference."""
 
 
 def _lines(ax: Any, series: list[tuple[str, list[float], list[float]]], ylabel: str) -> None:
@@ -100,7 +103,9 @@ def draw_compression(chains: Sequence[tuple[CellReport, list[StepRecord]]], labe
     stored = [(r, steps) for r, steps in chains if any(s.store_bytes for s in steps)]
     if not stored:
         return "no full-chain cell with a store"
-    logs = {r.cell.execution: steps for r, steps in stored if r.cell.variant == _LOG}
+    logs: dict[str, list[StepRecord]] = {}
+    for variant in reversed(_LOGS):  # the preferred log last, so it wins
+        logs.update({r.cell.execution: steps for r, steps in stored if r.cell.variant == variant})
     fig, (size, share) = plt.subplots(1, 2, figsize=(10, 4))
     _lines(size, [(label(r), [s.position + 1.0 for s in steps],
                    [s.store_bytes / _KB for s in steps]) for r, steps in stored], "store KB")
@@ -108,7 +113,7 @@ def draw_compression(chains: Sequence[tuple[CellReport, list[StepRecord]]], labe
     ratios = []
     for report, steps in stored:
         log = logs.get(report.cell.execution)
-        if report.cell.variant == _LOG or log is None:
+        if report.cell.variant in _LOGS or log is None:
             continue
         by_position = {s.position: s.store_bytes for s in log}
         points = [(s.position + 1.0, s.store_bytes / by_position[s.position]) for s in steps
