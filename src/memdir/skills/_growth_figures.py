@@ -50,6 +50,17 @@ def _lines(ax: Any, series: list[tuple[str, list[float], list[float]]], ylabel: 
     ax.grid(alpha=0.3)
 
 
+def _finish(plt: Any, fig: Any, legend_from: Any, title: str, path: Path) -> Path:
+    """One legend under the panels (``legend_from``'s lines), the title, saved and closed."""
+    handles, labels = legend_from.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _trajectory(report: CellReport, run_dir: Path) -> tuple[list[float], list[float],
                                                              list[float]] | None:
     folder = run_dir / report.cell.key / "full" / "store"
@@ -88,13 +99,7 @@ def draw_hierarchy(chains: Sequence[tuple[CellReport, list[StepRecord]]], label:
            "B1 sibling label distinguishability")
     adherence.set_ylim(0, 1.05)
     adherence.set_title("Taxonomy adherence", fontsize=10)
-    handles, labels = depth.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8)
-    fig.suptitle("Store hierarchy and adherence along the full chain")
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, depth, "Store hierarchy and adherence along the full chain", path)
 
 
 def draw_compression(chains: Sequence[tuple[CellReport, list[StepRecord]]], label: Any,
@@ -127,10 +132,4 @@ def draw_compression(chains: Sequence[tuple[CellReport, list[StepRecord]]], labe
         share.set_axis_off()
         share.text(0.5, 0.5, "no full-chain episode-log cell with the same\nexecution agent "
                    "to compare with", ha="center", va="center", fontsize=9)
-    handles, labels = size.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8)
-    fig.suptitle("Store compression along the full chain")
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, size, "Store compression along the full chain", path)
