@@ -191,8 +191,13 @@ def _failed(run: RunRecords) -> Table:
 
 
 def build_tables(run: RunRecords) -> list[Table]:
-    """Every table of the report, in order (the paper's number in each title)."""
-    return [table_headline(run), *table_correctness(run), table_effort(run),
+    """Every table of the report, in order (the paper's number in each title).
+
+    A run without a complete cell has no correctness table at all (its cells are
+    listed as not reported).
+    """
+    headline = [table_headline(run)] if run.complete else []
+    return [*headline, *table_correctness(run), table_effort(run),
             table_stores(run), table_shape(run), table_builder_ladder(run),
             *table_ladders(run, primary_score), table_harness_quality(run),
             table_harness_cost(run), table_diagnostics(run), table_sign_tests(run),
