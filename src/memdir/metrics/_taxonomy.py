@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import sparse
 
-from memdir.metrics._pairs import similar_pairs
+from memdir.metrics._pairs import similar_pairs, unique_first
 from memdir.metrics._text import TfidfCache, cosine_rows
 from memdir.metrics._tree import StoreTree, Unit
 
@@ -334,7 +334,7 @@ def _sample_pairs(n: int, max_pairs: int, seed: int) -> tuple[np.ndarray, np.nda
         keep = a != b
         drawn = np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep]
         codes = np.concatenate([codes, drawn])
-        _, first = np.unique(codes, return_index=True)
+        _, first = unique_first(codes)
         if len(first) >= max_pairs:
             chosen = np.sort(codes[np.sort(first)[:max_pairs]])
             return chosen // n, chosen % n

@@ -38,12 +38,15 @@ class TfidfCache:
         row = self._rows.get(text)
         if row is None:
             counts = Counter(self._analyze(text))
-            columns = sorted(self._vocab.setdefault(t, len(self._vocab)) for t in counts)
-            inverse = {self._vocab[t]: c for t, c in counts.items()}
-            row = (  # 4-byte columns and counts: the cache holds one row per text it saw
-                np.array(columns, dtype=np.int32),
-                np.array([inverse[c] for c in columns], dtype=np.float32),
-            )
+            vocab = self._vocab
+            ids = list(map(vocab.get, counts))
+            if None in ids:  # words not seen before get the next numbers, in order of appearance
+                ids = [vocab.setdefault(t, len(vocab)) for t in counts]
+            columns = np.array(ids, dtype=np.int32)
+            values = np.fromiter(counts.values(), dtype=np.float32, count=len(ids))
+            order = np.argsort(columns)
+            # 4-byte columns and counts, by column: the cache holds one row per text it saw
+            row = (columns[order], values[order])
             self._rows[text] = row
         return row
 
