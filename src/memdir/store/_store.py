@@ -25,6 +25,7 @@ from typing import Final, Literal
 
 from filelock import FileLock, Timeout
 
+from memdir.store._deadline import check_deadline
 from memdir.store._errors import (
     ConflictError,
     FileExistsInStoreError,
@@ -283,6 +284,7 @@ class Store:
         fd = -1
         try:
             for node in nodes:
+                check_deadline()  # a search over thousands of files stops on time
                 parent = node.parts[:-1]
                 if parent != folder:
                     if fd >= 0:

@@ -9,6 +9,8 @@ the shell check can name it.
 
 The walk is iterative and goes through directory handles: a tree thousands of
 folders deep is listed without recursion, and no symbolic link is followed.
+Inside a tool call it checks the call's deadline between folders, so a walk of
+a huge tree ends when the call's time is up.
 A folder's handle is closed as soon as its last subfolder has been opened, so
 the handles held at once stay below the tree's depth.
 """
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from memdir.store._deadline import check_deadline
 from memdir.store._paths import (
     MARKDOWN,
     NamePolicy,
@@ -143,6 +146,7 @@ def walk_tree(
             if isinstance(item, Node):
                 out.append(item)
                 continue
+            check_deadline()  # between folders: a walk of a huge tree stops on time
             parent, node = item
             if node is None:
                 handle = parent
