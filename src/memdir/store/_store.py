@@ -73,6 +73,7 @@ DEFAULT_LOCK_TIMEOUT: Final = 60.0
 STATE_DIR: Final = ".memdir"
 _HEAD_BYTES: Final = 4096
 _MAX_HEADER_BYTES: Final = 64 * 1024
+_EDIT_ATTEMPTS: Final = 3
 
 
 class _AnyVersion:
@@ -431,18 +432,33 @@ class Store:
         *,
         expect: str | _AnyVersion = ANY_VERSION,
     ) -> str:
-        """Apply ``change`` to a file's text under the lock; return the new digest.
+        """Apply ``change`` to a file's text and write the result; return the new digest.
 
-        ``change`` may raise to abort; nothing is written then.
+        ``change`` runs outside the write lock (it may be CPU work on a large
+        file); the result is written under the lock only if the file still holds
+        the text ``change`` was given. If another writer changed it meanwhile,
+        ``change`` runs again on the new text (with ``expect`` set, the edit is
+        refused instead, as the caller's version is then stale). ``change`` may
+        raise to abort; nothing is written then. It may be called more than once.
 
         Args:
             path: The file to edit.
             change: Old text -> new text.
             expect: The version the caller based the change on (see :meth:`write`).
         """
-        with self.locked():
+        virtual = to_virtual(self.split(path, "file"))
+        for _ in range(_EDIT_ATTEMPTS):
             old = self.read(path)
-            _check_expect(to_virtual(self.split(path)), expect, digest_text(old))
+            version = digest_text(old)
+            _check_expect(virtual, expect, version)
+            new = change(old)
+            try:
+                return self.write(path, new, expect=version)
+            except ConflictError:
+                if not isinstance(expect, _AnyVersion):
+                    raise
+        with self.locked():  # still racing after several tries: hold the lock throughout
+            old = self.read(path)
             new = change(old)
             return self.write(path, new, expect=digest_text(old))
 
