@@ -34,22 +34,27 @@ def tree_lines(top: str, entries: list[Entry]) -> list[str]:
     """Lines (rich markup) drawing ``entries``, as listed by :meth:`Store.walk`, under ``top``.
 
     Drawn by hand rather than with ``rich.tree`` so that long descriptions are
-    never cropped to the terminal's width.
+    never cropped to the terminal's width, and without recursion, so a tree
+    deeper than the interpreter's recursion limit (made by hand or by a shell
+    command) is drawn too.
     """
     children: dict[str, list[Entry]] = {}
     for entry in entries:
         children.setdefault(entry.path.rsplit("/", 1)[0], []).append(entry)
     lines = [f"[bold blue]{escape(top)}/[/]"]
-
-    def draw(folder: str, prefix: str) -> None:
-        kids = children.get(folder, [])
-        for index, entry in enumerate(kids):
-            last = index == len(kids) - 1
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry)}")
-            if entry.is_dir:
-                draw(entry.path, prefix + ("    " if last else "│   "))
-
-    draw(top, "")
+    # Each item: a folder's remaining children (reversed, next one last) and its prefix.
+    stack: list[tuple[list[Entry], str]] = [(children.get(top, [])[::-1], "")]
+    while stack:
+        pending, prefix = stack[-1]
+        if not pending:
+            stack.pop()
+            continue
+        entry = pending.pop()
+        last = not pending
+        lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry)}")
+        if entry.is_dir:
+            stack.append((children.get(entry.path, [])[::-1],
+                          prefix + ("    " if last else "│   ")))
     return lines
 
 

@@ -39,10 +39,13 @@ from memdir.store._errors import (
 __all__ = [
     "ANY_NAME",
     "MARKDOWN",
+    "MAX_DEPTH",
+    "MAX_PATH_BYTES",
     "ROOT",
     "NamePolicy",
     "StorePath",
     "atomic_write",
+    "check_new_path",
     "is_temp_name",
     "os_error",
     "posix_parts",
@@ -57,6 +60,10 @@ ROOT = "/memories"
 
 _MAX_PATH_CHARS = 4096
 _MAX_COMPONENT_BYTES = 255
+MAX_DEPTH: Final = 32
+"""Most levels below the root a new entry may sit at (``/memories/a/b.md`` is at 2)."""
+MAX_PATH_BYTES: Final = 1024
+"""Longest path below the root a new entry may have, in UTF-8 bytes."""
 _MAX_SHOWN = 120
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -180,6 +187,48 @@ def _parts(path: str) -> list[str]:
                 "in UTF-8 (accented letters take two); choose a shorter name."
             )
     return parts
+
+
+def check_new_path(parts: tuple[str, ...], below: tuple[int, int] = (0, 0)) -> None:
+    """Refuse to make an entry at ``parts`` deeper or longer than the store allows.
+
+    Walks, listings and the tools that draw a tree handle any depth, but trees
+    hundreds of folders deep are never what an agent means and break tools
+    outside memdir (editors, archivers, other tools' recursion limits), so every
+    act that makes a new name checks it here: a new file or folder, and the
+    destination of a move. Entries made otherwise (by hand, by a shell command)
+    stay readable, editable and removable.
+
+    Args:
+        parts: The new entry's components below the root.
+        below: For a folder that moves, the depth and the UTF-8 length of the
+            deepest and the longest path inside it (relative to it).
+
+    Raises:
+        PathError: The entry, or one inside a moved folder, would sit more than
+            :data:`MAX_DEPTH` levels down or have a path longer than
+            :data:`MAX_PATH_BYTES` bytes.
+    """
+    depth = len(parts) + below[0]
+    size = len("/".join(parts).encode("utf-8", "surrogatepass")) + below[1]
+    if depth > MAX_DEPTH:
+        if below[0]:
+            hint = (f"the folder holds entries {below[0]} levels inside it, so move it at most "
+                    f"{max(0, MAX_DEPTH - below[0])} levels below {ROOT}, or flatten it first.")
+        else:
+            flat = to_virtual((*parts[: MAX_DEPTH - 1], parts[-1]))
+            hint = f"use fewer folders, e.g. {shown(flat)}."
+        raise PathError(
+            f"{shown(to_virtual(parts))} would put an entry {depth} levels below {ROOT}; the "
+            f"store keeps entries at most {MAX_DEPTH} levels deep: {hint}"
+        )
+    if size > MAX_PATH_BYTES:
+        inside = " (counting the longest path inside the folder moved)" if below[1] else ""
+        raise PathError(
+            f"{shown(to_virtual(parts))} would be {size:,} bytes long below {ROOT}{inside}; "
+            f"the store keeps paths to at most {MAX_PATH_BYTES:,} bytes. Use shorter folder "
+            "and file names, or fewer folders."
+        )
 
 
 def to_virtual(parts: list[str] | tuple[str, ...]) -> str:

@@ -42,6 +42,7 @@ from memdir.store._paths import (
     Kind,
     NamePolicy,
     StorePath,
+    check_new_path,
     dir_handle,
     lstat_at,
     open_dir,
@@ -56,7 +57,14 @@ from memdir.store._paths import (
     write_at,
     write_temp_at,
 )
-from memdir.store._tree import Node, capture_tree, make_plain, reset_tree, walk_tree
+from memdir.store._tree import (
+    Node,
+    capture_tree,
+    make_plain,
+    reset_tree,
+    subtree_extent,
+    walk_tree,
+)
 
 __all__ = [
     "ANY_VERSION",
@@ -396,6 +404,7 @@ class Store:
         virtual = to_virtual(parts)
         data = _encode(text, virtual)
         self._check_size(virtual, len(data))
+        self._check_new(parts)
         with self.locked():
             try:
                 with dir_handle(self.root, parts[:-1], create=True) as fd:
@@ -406,6 +415,14 @@ class Store:
                 raise self._fail(exc, virtual) from None
             self.note_change()
         return digest_text(text)
+
+    def _check_new(self, parts: tuple[str, ...]) -> None:
+        """Refuse a new file too deep or too long (:func:`check_new_path`); existing ones pass."""
+        try:
+            check_new_path(parts)
+        except PathError:
+            if self.kind(to_virtual(parts)) is None:
+                raise
 
     def _current(self, fd: int, name: str, virtual: str) -> str | None:
         """The version of ``name`` in the folder ``fd``; refuse anything but a regular file."""
@@ -536,6 +553,11 @@ class Store:
                     if st is None:
                         raise NotFoundError(self._missing(src_v))
                     self._check_move(st, src_v, dst_v, dst[-1])
+                    below = (0, 0)
+                    if stat.S_ISDIR(st.st_mode):
+                        with self._root() as root_fd:
+                            below = subtree_extent(root_fd, src)
+                    check_new_path(dst, below)
                     with dir_handle(self.root, dst[:-1], create=True) as dfd:
                         if lstat_at(dfd, dst[-1]) is not None:
                             raise FileExistsInStoreError(

@@ -26,6 +26,7 @@ from typing import Final, Literal
 
 from memdir.store._deadline import check_deadline
 from memdir.store._paths import (
+    ANY_NAME,
     MARKDOWN,
     NamePolicy,
     is_temp_name,
@@ -45,6 +46,7 @@ __all__ = [
     "capture_tree",
     "make_plain",
     "reset_tree",
+    "subtree_extent",
     "walk_tree",
 ]
 
@@ -164,6 +166,22 @@ def walk_tree(
         for handle in open_handles:
             os.close(handle.fd)
     return out
+
+
+def subtree_extent(root_fd: int, folder: tuple[str, ...]) -> tuple[int, int]:
+    """How deep and how long the paths inside ``folder`` go, relative to it.
+
+    Returns:
+        The most levels below ``folder`` any entry sits at, and the longest
+        ``/rest/of/path`` below it in UTF-8 bytes (both 0 for an empty folder);
+        what :func:`~memdir.store._paths.check_new_path` needs for a moved folder.
+    """
+    depth = size = 0
+    for node in walk_tree(root_fd, folder, hidden=True, names=ANY_NAME):
+        depth = max(depth, node.depth)
+        rel = node.parts[len(folder):]
+        size = max(size, len(rel) + sum(len(p.encode("utf-8", "surrogateescape")) for p in rel))
+    return depth, size
 
 
 def _open_child(parent: _Handle, name: str, open_handles: list[_Handle]) -> _Handle | None:

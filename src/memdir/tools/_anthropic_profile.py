@@ -26,7 +26,17 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Final
 
-from memdir.store import ROOT, Entries, Folder, NotFoundError, Store, StoreError, to_virtual
+from memdir.store import (
+    ROOT,
+    Entries,
+    Folder,
+    NotFoundError,
+    PathError,
+    Store,
+    StoreError,
+    check_new_path,
+    to_virtual,
+)
 from memdir.tools._limits import remaining
 from memdir.tools._spec import ToolError, tool_flags
 
@@ -118,6 +128,22 @@ class AnthropicMemoryCommands:
             "choose a path whose folders are folders."
         )
 
+    def _check_new(self, parts: tuple[str, ...], below: tuple[int, int] = (0, 0)) -> None:
+        """Refuse a new entry too deep or too long for the store; an existing one passes."""
+        try:
+            check_new_path(parts, below)
+        except PathError as exc:
+            if self.entries.lookup(parts) is None:
+                raise ToolError(str(exc)) from None
+
+    def _extent(self, parts: tuple[str, ...]) -> tuple[int, int]:
+        """The depth and length of the paths inside the folder ``parts`` (0, 0 otherwise)."""
+        found = self.entries.lookup(parts)
+        if found is None or found.type != "dir":
+            return 0, 0
+        with self.entries.folder(parts) as folder:
+            return folder.extent()
+
     @contextmanager
     def _existing_file(self, path: str) -> Iterator[tuple[Folder, str]]:
         """The folder holding the regular file ``path`` and its name; anything else is refused."""
@@ -204,6 +230,7 @@ class AnthropicMemoryCommands:
             raise ToolError("create needs file_text: the text of the new file.")
         if not parts:
             raise ToolError(f"File {path} already exists")
+        self._check_new(parts)
         # Folders on the way are made first, as the reference does.
         with (self.store.locked(), _tool_errors(_missing(path)),
               self._make_parents(parts) as folder):
@@ -356,6 +383,7 @@ class AnthropicMemoryCommands:
         with self.store.locked(), _tool_errors(missing), ExitStack() as stack:
             if self.entries.lookup(dst) is not None:
                 raise ToolError(f"The destination {new_path} already exists")
+            self._check_new(dst, self._extent(src))
             into: Folder | None = None
             try:  # the destination's folders are made first, as the reference does
                 into = stack.enter_context(self.entries.folder(dst[:-1], create=True))
