@@ -93,8 +93,6 @@ class AnthropicMemoryCommands:
         if not isinstance(path, str) or not path.startswith(ROOT):
             raise ToolError(f"Path must start with {ROOT}, got: {path}")
         rest = path[len(ROOT) :]
-        if path != path.rstrip():
-            raise ToolError(f"Path {path!r} ends in whitespace; remove it from the name.")
         if rest and not rest.startswith("/"):
             # The reference reads /memoriesX as /memories/X; memdir does not guess.
             raise ToolError(f"Path must be {ROOT} or start with {ROOT}/, got: {path}")
