@@ -32,6 +32,8 @@ from memdir.store._lint import Finding, check_xref, fix_store, lint_store
 from memdir.store._markdown import Heading, Section, XRef, find_section, headings, sections, xrefs
 from memdir.store._paths import (
     ANY_NAME,
+    FILE_MODE,
+    FOLDER_MODE,
     MARKDOWN,
     MAX_DEPTH,
     MAX_PATH_BYTES,
@@ -79,6 +81,8 @@ __all__ = [
     "Entry",
     "EntryKind",
     "FileExistsInStoreError",
+    "FILE_MODE",
+    "FOLDER_MODE",
     "FileTooLargeError",
     "Finding",
     "Folder",

@@ -37,6 +37,7 @@ from memdir.store._errors import (
 from memdir.store._frontmatter import description_of
 from memdir.store._paths import (
     ANY_NAME,
+    FILE_MODE,
     MARKDOWN,
     ROOT,
     Kind,
@@ -45,6 +46,7 @@ from memdir.store._paths import (
     check_new_path,
     dir_handle,
     lstat_at,
+    make_folders,
     open_dir,
     open_root,
     os_error,
@@ -148,7 +150,7 @@ class Store:
     ) -> None:
         path = Path(root).expanduser()
         if create:
-            path.mkdir(parents=True, exist_ok=True)
+            make_folders(path)
         if not path.is_dir():
             raise StoreError(
                 f"No store at {path}: the folder does not exist. "
@@ -158,7 +160,7 @@ class Store:
         self.max_file_bytes = max_file_bytes
         self.names = names
         self.lock_timeout = lock_timeout
-        self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout)
+        self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout, mode=FILE_MODE)
         self._desc_cache: dict[str, tuple[int, int, int, str | None]] = {}
         self._swept = False
         if sweep_now:
@@ -169,7 +171,8 @@ class Store:
 
     def _state_dir(self) -> Path:
         state = self.root / STATE_DIR
-        state.mkdir(exist_ok=True)
+        if not state.is_dir():
+            make_folders(state)  # it holds derived data (a search index): the owner's only
         return state
 
     def _sweep_temps(self) -> None:

@@ -289,5 +289,6 @@ async def run_bounded(make: Callable[[], Awaitable[T]], seconds: float, *, aband
         job.run.stop()  # and the work itself ends: its thread is interrupted
         raise CallTimeoutError("the call did not finish in time") from None
     except asyncio.CancelledError:
+        future.cancel()
         job.run.stop()  # the caller gave up (a cancelled MCP request): so does the call
         raise
