@@ -9,6 +9,7 @@ machine; the commands run as a user would run them (``python -m memdir``).
 from __future__ import annotations
 
 import json
+import re
 import resource
 import subprocess
 import sys
@@ -84,3 +85,20 @@ def test_store_commands_answer_on_a_store_holding_the_bomb(tmp_path: Path,
         assert done.returncode == 1
     else:
         assert "x.md" in done.stdout and "y.md" in done.stdout
+
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "memdir"
+CONFIG_READERS = {"config.py", "agents/_prices.py", "study/_estimate.py", "bench/calibration.py"}
+"""Modules that load YAML the project ships or the user writes as settings, never a memory."""
+
+
+def test_frontmatter_has_one_reader() -> None:
+    # Every consumer of headers (lint, health, browse, listings, toc, the MCP server)
+    # must go through the bounded loader; a stray yaml.safe_load would bypass it.
+    loads = re.compile(r"\byaml\.(safe_load|load|full_load|unsafe_load|compose|parse)\w*\(")
+    found = {
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if loads.search(path.read_text(encoding="utf-8"))
+    }
+    assert found <= CONFIG_READERS, found - CONFIG_READERS
