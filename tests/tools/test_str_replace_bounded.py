@@ -20,7 +20,7 @@ from memdir.tools import ToolError, ToolSet, write_set
 from memdir.tools._anthropic_profile import AnthropicMemoryCommands
 from memdir.tools._limits import CallLimits
 from memdir.tools._memory import MemoryCommands
-from memdir.tools.anthropic import anthropic_set
+from memdir.tools.anthropic import MemoryToolAdapter, anthropic_set
 
 HEADER = "---\nname: big\ndescription: Many lines of a\n---\n"
 A_LINES = (DEFAULT_MAX_FILE_BYTES - len(HEADER)) // 2
@@ -190,3 +190,15 @@ async def test_through_the_dispatcher_the_model_is_told_it_was_stopped(store: St
         "str_replace", {"path": "/memories/big.md", "old_str": "keep", "new_str": "gone"})
     assert result.is_error and "time limit" in result.content
     assert (store.root / "big.md").read_text() == text
+
+
+async def test_the_adapter_says_nothing_was_changed(store: Store) -> None:
+    (store.root / "notes.txt").write_text("keep\n")
+    adapter = MemoryToolAdapter(store, limits=CallLimits(1e-9, 1000))
+    result = await adapter.handle({"type": "tool_use", "id": "t", "name": "memory", "input": {
+        "command": "str_replace", "path": "/memories/notes.txt", "old_str": "keep",
+        "new_str": "gone"}})
+    assert result["is_error"]
+    assert result["content"].endswith("was stopped. Nothing was changed; try again, or edit "
+                                      "a smaller file.")
+    assert (store.root / "notes.txt").read_text() == "keep\n"

@@ -651,6 +651,8 @@ class Store:
         """
         entries: list[Entry] = []
         for node in self.tree(under, max_depth):
+            if describe:
+                check_deadline()  # each description is a read: thousands of files take a while
             if node.kind == "dir":
                 entries.append(Entry(node.virtual, True, node.depth))
             elif node.kind == "memory":
