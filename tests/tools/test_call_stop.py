@@ -11,6 +11,7 @@ cannot hold a test run for long.
 from __future__ import annotations
 
 import asyncio
+import mmap
 import threading
 import time
 from pathlib import Path
@@ -22,8 +23,11 @@ from memdir.store import Store
 from memdir.tools import ToolSet, tool_spec, write_set
 from memdir.tools._limits import CallLimits
 
-CHUNK = 1 << 20  # allocations this large are mapped and unmapped whole: RSS shows them
+CHUNK = 1 << 20
 HOARD_CHUNKS = 120  # 120 MiB at most
+# The hoard is anonymous mappings, written through so they are resident: each is
+# unmapped when freed, so RSS shows the release whatever state malloc is in (in a
+# long test run, freed malloc memory may stay in the process's arenas).
 
 
 def _rss_bytes() -> int:
@@ -48,11 +52,13 @@ class Runaway:
         Returns after 20 s if nothing stops it.
         """
         self.thread = threading.current_thread()
-        hoard: list[bytes] = []
+        hoard: list[mmap.mmap] = []
         end = time.monotonic() + 20
         while time.monotonic() < end:
             if len(hoard) < HOARD_CHUNKS:
-                hoard.append(b"x" * CHUNK)
+                chunk = mmap.mmap(-1, CHUNK)
+                chunk.write(b"x" * CHUNK)
+                hoard.append(chunk)
                 self.held = len(hoard) * CHUNK
             self.steps += 1
         self.finished = True
