@@ -42,19 +42,17 @@ def tree_lines(top: str, entries: list[Entry]) -> list[str]:
     for entry in entries:
         children.setdefault(entry.path.rsplit("/", 1)[0], []).append(entry)
     lines = [f"[bold blue]{escape(top)}/[/]"]
-    # Each item: a folder's remaining children (reversed, next one last) and its prefix.
-    stack: list[tuple[list[Entry], str]] = [(children.get(top, [])[::-1], "")]
-    while stack:
-        pending, prefix = stack[-1]
-        if not pending:
-            stack.pop()
-            continue
-        entry = pending.pop()
-        last = not pending
+
+    def pending(folder: str, prefix: str) -> list[tuple[Entry, str, bool]]:
+        kids = children.get(folder, [])
+        return [(e, prefix, k == len(kids) - 1) for k, e in enumerate(kids)][::-1]
+
+    stack = pending(top, "")
+    while stack:  # depth first with a stack: a thousand folders deep is drawn like three
+        entry, prefix, last = stack.pop()
         lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry)}")
         if entry.is_dir:
-            stack.append((children.get(entry.path, [])[::-1],
-                          prefix + ("    " if last else "│   ")))
+            stack.extend(pending(entry.path, prefix + ("    " if last else "│   ")))
     return lines
 
 
