@@ -34,7 +34,9 @@ def tree_lines(top: str, entries: list[Entry]) -> list[str]:
     """Lines (rich markup) drawing ``entries``, as listed by :meth:`Store.walk`, under ``top``.
 
     Drawn by hand rather than with ``rich.tree`` so that long descriptions are
-    never cropped to the terminal's width.
+    never cropped to the terminal's width, and without recursion, so a tree
+    deeper than the interpreter's recursion limit (made by hand or by a shell
+    command) is drawn too.
     """
     children: dict[str, list[Entry]] = {}
     for entry in entries:
