@@ -182,7 +182,13 @@ class History:
         """Stage every file of the tree, ignored ones included, as its exact bytes."""
         self._git("add", "--all", "--force", *_PATHSPEC, env=env, cwd=cwd)
 
-    def snapshot(self, message: str) -> str:
+    def snapshot(
+        self,
+        message: str,
+        *,
+        author: str | None = None,
+        trailers: Iterable[tuple[str, str]] = (),
+    ) -> str:
         """Record the store's current state as a new step and return its commit id.
 
         A snapshot with no change still records a step, so a trajectory keeps one
@@ -191,13 +197,20 @@ class History:
 
         Args:
             message: Names the unit the step belongs to, e.g. ``"chunk 12"``.
+            author: Who made the change (an agent, a token's name); the commit's
+                author name. Default ``memdir``.
+            trailers: ``(key, value)`` lines added at the end of the message, e.g.
+                ``("Memdir-Replica", "laptop")``, as git trailers.
         """
         if not message.strip():
             raise HistoryError("A snapshot needs a message naming its unit, e.g. 'chunk 3'.")
+        lines = [f"{key}: {' '.join(value.split())}" for key, value in trailers]
+        full = message.rstrip("\n") + ("\n\n" + "\n".join(lines) if lines else "")
+        env = {"GIT_AUTHOR_NAME": " ".join(author.split())} if author and author.strip() else None
         self.init()
         with self.store.locked():
             self._add_all()
-            self._git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+            self._git("commit", "-q", "--allow-empty", "--no-verify", "-m", full, env=env)
         return self._git("rev-parse", "HEAD").decode().strip()
 
     # -- reading ---------------------------------------------------------------
