@@ -27,7 +27,7 @@ def sync(
         "--writer", help="Who made the changes being recorded (an agent, a person); named "
         "in the commit. Repeat for several.")] = None,
     message: Annotated[str | None, typer.Option(
-        "--message", "-m", help="The message of the snapshot of local changes.")] = None,
+        "--message", help="The message of the snapshot of local changes.")] = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", min=1, help="Seconds a fetch or push may take before the remote counts "
         "as unreachable.")] = 120.0,

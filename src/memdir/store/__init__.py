@@ -8,6 +8,17 @@ building them.
 
 from typing import TYPE_CHECKING, Any
 
+from memdir.store._conflicts import (
+    ConflictBlock,
+    conflict_alarms,
+    conflict_findings,
+    conflict_followup,
+    conflict_note,
+    conflicted_paths,
+    find_blocks,
+    has_conflict,
+    listing_mark,
+)
 from memdir.store._document import Document, load_document, parse_document
 from memdir.store._entries import Entries, Folder, Found, FoundType
 from memdir.store._errors import (
@@ -66,6 +77,7 @@ __all__ = [
     "ANY_NAME",
     "ANY_VERSION",
     "AnyVersion",
+    "ConflictBlock",
     "DEFAULT_MAX_FILE_BYTES",
     "DESCRIPTION_MAX_CHARS",
     "ROOT",
@@ -100,11 +112,19 @@ __all__ = [
     "XRef",
     "atomic_write",
     "check_xref",
+    "conflict_alarms",
+    "conflict_findings",
+    "conflict_followup",
+    "conflict_note",
+    "conflicted_paths",
     "digest_text",
+    "find_blocks",
     "find_section",
     "fix_store",
+    "has_conflict",
     "headings",
     "lint_store",
+    "listing_mark",
     "load_document",
     "parse_document",
     "parse_file",

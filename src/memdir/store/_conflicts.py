@@ -38,6 +38,7 @@ __all__ = [
     "ConflictBlock",
     "block_id",
     "conflict_alarms",
+    "conflict_findings",
     "conflict_followup",
     "conflict_note",
     "conflicted_paths",
@@ -273,20 +274,35 @@ def listing_mark(root: Path) -> Mapping[str, str]:
     return {path: "[SYNC CONFLICT: view it to reconcile]" for path in conflicted_paths(root)}
 
 
-def conflict_alarms(texts: Mapping[str, str]) -> list[str]:
-    """One health alarm per file of ``texts`` (path -> text) that holds a conflict."""
-    alarms: list[str] = []
+def conflict_findings(texts: Mapping[str, str], first_lines: Mapping[str, int] | None = None,
+                      ) -> list[tuple[str, int, str]]:
+    """(path, first line, what to do) for each file of ``texts`` that holds a conflict.
+
+    Args:
+        texts: Each file's text, or its body.
+        first_lines: For a body, the file's line number of its first line.
+    """
+    found: list[tuple[str, int, str]] = []
     for path, text in sorted(texts.items()):
         if not has_conflict(text):
             continue
         blocks = find_blocks(text)
+        shift = (first_lines or {}).get(path, 1) - 1
         if blocks:
-            where = ", ".join(f"lines {b.first}-{b.last}" for b in blocks[:6])
+            where = ", ".join(f"lines {b.first + shift}-{b.last + shift}" for b in blocks[:6])
             labels = sorted({label for b in blocks for label, _ in b.versions})
-            alarms.append(
-                f"unresolved sync conflict in {path} ({len(blocks)} block(s), {where}): "
-                f"versions from {'; '.join(labels[:4])}; view the file and keep what is true"
-            )
+            found.append((path, blocks[0].first + shift,
+                          f"{len(blocks)} block(s) keep two versions ({where}), from "
+                          f"{'; '.join(labels[:4])}; keep what is true and replace each block "
+                          "with it"))
         else:
-            alarms.append(f"{path} holds stray memdir-conflict marker lines; remove them")
-    return alarms
+            found.append((path, _marker_lines(text)[0] + shift,
+                          "stray memdir-conflict marker lines are left; remove them"))
+    return found
+
+
+def conflict_alarms(texts: Mapping[str, str],
+                    first_lines: Mapping[str, int] | None = None) -> list[str]:
+    """One health alarm per file of ``texts`` holding a conflict (:func:`conflict_findings`)."""
+    return [f"unresolved sync conflict in {path}: {message}"
+            for path, _line, message in conflict_findings(texts, first_lines)]

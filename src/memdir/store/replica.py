@@ -279,6 +279,10 @@ class Replica:
         report = SyncReport(self.name, url)
         with self.store.locked():
             report.snapshot = self._record(writers, message)
+        head = self._rev("HEAD")
+        if head is not None:  # what this replica has that the remote lacks may hold a
+            # conflict kept by a hand-made `git merge`: list it for the listings
+            record_conflicts(self.root, self._touched(self._rev(_TRACKING), head))
         for attempt in range(1, _PUSH_ATTEMPTS + 1):
             report.attempts = attempt
             try:
@@ -503,6 +507,12 @@ class Replica:
         return found
 
     # -- git helpers -------------------------------------------------------------------
+
+    def _touched(self, since: str | None, head: str) -> list[str]:
+        """The store files ``head`` added or changed since ``since`` (None: ever)."""
+        raw = self.history._git("diff-tree", "-r", "-z", "--name-only", "--diff-filter=AM",
+                                since or _EMPTY_TREE, head)
+        return [f"{ROOT}/{p.decode('utf-8', 'surrogateescape')}" for p in raw.split(b"\0") if p]
 
     def _show(self, commit: str, path: str) -> str | None:
         out = self.history._git("cat-file", "blob", f"{commit}:{path}", check=False)

@@ -26,7 +26,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Final
 
-from memdir.store import ROOT, Entries, Folder, NotFoundError, Store, StoreError, to_virtual
+from memdir.store import (
+    ROOT,
+    Entries,
+    Folder,
+    NotFoundError,
+    Store,
+    StoreError,
+    conflict_note,
+    to_virtual,
+)
 from memdir.tools._spec import ToolError, tool_flags
 
 __all__ = ["AnthropicMemoryCommands"]
@@ -154,7 +163,8 @@ class AnthropicMemoryCommands:
                         return self._listing(folder, path)
                 if found.type != "file":
                     raise ToolError(f"Unsupported file type for {path}")
-                lines = self._text(parent, parts[-1], path).split("\n")
+                text = self._text(parent, parts[-1], path)
+                lines = text.split("\n")
         if len(lines) > _MAX_LINES:
             raise ToolError(f"File {path} exceeds maximum line limit of 999,999 lines.")
         first = 1
@@ -168,7 +178,8 @@ class AnthropicMemoryCommands:
             start = max(1, low) - 1
             lines = lines[start : len(lines) if high == -1 else high]
             first = start + 1
-        return f"Here's the content of {path} with line numbers:\n" + _numbered(lines, first)
+        return (f"Here's the content of {path} with line numbers:\n" + _numbered(lines, first)
+                + conflict_note(path, text))
 
     def _listing(self, folder: Folder, path: str) -> str:
         rows = [f"{_size(folder.itself().size)}\t{path}"]
