@@ -205,25 +205,29 @@ def test_two_renames_of_one_file_keep_both_names(tmp_path: Path, remote: Path) -
     assert report.kept
 
 
-def test_a_failing_driver_is_settled_by_the_sync_without_git_markers(tmp_path: Path,
-                                                                     remote: Path) -> None:
+def test_the_sync_merges_as_the_driver_git_calls_does(tmp_path: Path, remote: Path) -> None:
     a, b = _pair(tmp_path, remote)
-
-    class Broken(Replica):
-        def setup(self) -> None:
-            super().setup()
-            self.history._git("config", "merge.memdir.driver", "false")
-
-    a.store.edit("/memories/people/alice.md", lambda t: t.replace("phone: 1", "phone: 2"))
+    c, _ = Replica.clone(str(remote), tmp_path / "other", name="other")
+    a.store.edit("/memories/people/alice.md", lambda t: t.replace("phone: 1", "phone: 2")
+                 .replace("Alice, a friend", "Alice, from school"))
     a.sync()
-    b.store.edit("/memories/people/alice.md", lambda t: t.replace("phone: 1", "phone: 3"))
-    report = Broken(b.store, name="server").sync()
-    assert report.conflicts == ["/memories/people/alice.md"]
-    text = b.store.read("/memories/people/alice.md")
-    assert _no_git_markers(text) and len(find_blocks(text)) == 1
-    assert b.sync().ok  # the next sync lists the file a hand-made merge left conflicted
-    assert conflicted_paths(b.root) == {"/memories/people/alice.md"}
-    assert not any(f.code != "dangling-reference" for f in lint_store(b.store))
+    for side in (b, c):
+        side.store.edit("/memories/people/alice.md", lambda t: t.replace("phone: 1", "phone: 3")
+                        .replace("Alice, a friend", "Alice, a colleague") + "- new\n")
+    git("add", "-A", cwd=c.root)
+    git("commit", "-qm", "by hand", cwd=c.root)
+    git("fetch", "-q", "origin", cwd=c.root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@t", "MEMDIR_MERGE_OURS": "replica server",
+                "MEMDIR_MERGE_THEIRS": "replica laptop"})
+    merged = subprocess.run(["git", "merge", "-q", "--no-edit", "origin/main"], cwd=c.root,
+                            env=env, capture_output=True, text=True, check=False)
+    assert merged.returncode == 0, merged.stderr  # git called the driver: no git conflict
+    assert b.sync().conflicts == ["/memories/people/alice.md"]  # merged in memdir's process
+    assert (c.root / "people" / "alice.md").read_bytes() == \
+        (b.root / "people" / "alice.md").read_bytes()
 
 
 def test_every_merged_file_stays_lint_clean_and_marker_free(tmp_path: Path,

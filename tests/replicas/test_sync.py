@@ -158,13 +158,12 @@ def test_a_file_written_without_the_lock_mid_sync_is_never_overwritten(
     b.sync()
 
     class Planned(Replica):
-        """Writes the file (as a tool would, but through the lock) while the merge is planned."""
+        """Writes the file (as a tool would, through the lock) between fetch and merge."""
 
-        def _plan(self, head: str | None, remote: str) -> tuple[str, list[str]]:
-            planned = super()._plan(head, remote)
-            if head is not None and self.store.read("/memories/n.md").endswith("base\n"):
+        def _fetch(self) -> None:
+            super()._fetch()
+            if self.store.read("/memories/n.md").endswith("base\n"):
                 self.store.edit("/memories/n.md", lambda t: t.replace("base", "during"))
-            return planned
 
     assert Planned(a.store, name="a").sync().ok  # recorded, then merged: both kept
     text = a.store.read("/memories/n.md")
@@ -173,18 +172,33 @@ def test_a_file_written_without_the_lock_mid_sync_is_never_overwritten(
     class Sneaky(Replica):
         """Writes the file behind the lock's back just before the merge is applied."""
 
-        def _apply(self, old_tree: str, new_tree: str, head: str | None) -> list[str]:
-            (self.root / "n.md").write_text("---\nname: n\ndescription: N\n---\nsneaked\n")
-            return super()._apply(old_tree, new_tree, head)
+        times = 1
+
+        def _trees(self, head: str | None, target: str) -> tuple[str | None, str]:
+            if self.times:
+                self.times -= 1
+                text = (self.root / "n.md").read_text()
+                (self.root / "n.md").write_text(text + f"sneaked {self.times}\n")
+            return super()._trees(head, target)
 
     b.store.edit("/memories/n.md", lambda t: t + "more from b\n")
     b.sync()
-    with pytest.raises(SyncError, match="changed while the sync ran"):
-        Sneaky(a.store, name="a").sync()
-    assert "sneaked" in a.store.read("/memories/n.md")
-    assert a.sync().ok  # recorded now, and merged with b's change
+    once = Sneaky(a.store, name="a")
+    assert once.sync().ok  # the file it was about to replace had changed: recorded, merged
     text = a.store.read("/memories/n.md")
-    assert "sneaked" in text and "more from b" in text
+    assert "sneaked 0" in text and "more from b" in text
+    b.sync()
+    b.store.edit("/memories/n.md", lambda t: t + "again from b\n")
+    b.sync()
+    always = Sneaky(a.store, name="a")
+    always.times = 10
+    with pytest.raises(SyncError, match="kept changing"):
+        always.sync()
+    text = a.store.read("/memories/n.md")
+    assert "sneaked 7" in text and "again from b" not in text  # nothing overwritten
+    assert a.sync().ok
+    text = a.store.read("/memories/n.md")
+    assert "sneaked 7" in text and "again from b" in text
 
 
 def test_commits_name_the_replica_and_the_writer(tmp_path: Path, remote: Path) -> None:

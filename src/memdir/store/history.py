@@ -204,13 +204,11 @@ class History:
         """
         if not message.strip():
             raise HistoryError("A snapshot needs a message naming its unit, e.g. 'chunk 3'.")
-        lines = [f"{key}: {' '.join(value.split())}" for key, value in trailers]
-        full = message.rstrip("\n") + ("\n\n" + "\n".join(lines) if lines else "")
-        env = {"GIT_AUTHOR_NAME": " ".join(author.split())} if author and author.strip() else None
         self.init()
         with self.store.locked():
             self._add_all()
-            self._git("commit", "-q", "--allow-empty", "--no-verify", "-m", full, env=env)
+            self._git("commit", "-q", "--allow-empty", "--no-verify", "-m",
+                      commit_message(message, trailers), env=author_env(author))
         return self._git("rev-parse", "HEAD").decode().strip()
 
     # -- reading ---------------------------------------------------------------
@@ -435,6 +433,17 @@ class History:
             return None
         finally:
             os.close(root_fd)
+
+
+def commit_message(message: str, trailers: Iterable[tuple[str, str]] = ()) -> str:
+    """A commit message with ``(key, value)`` git trailers after a blank line."""
+    lines = [f"{key}: {' '.join(value.split())}" for key, value in trailers]
+    return message.rstrip("\n") + ("\n\n" + "\n".join(lines) if lines else "")
+
+
+def author_env(author: str | None) -> dict[str, str] | None:
+    """The environment naming ``author`` as a commit's author (None: memdir's own name)."""
+    return {"GIT_AUTHOR_NAME": " ".join(author.split())} if author and author.strip() else None
 
 
 def _blob_id(data: bytes) -> str:

@@ -39,18 +39,25 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from memdir.store._conflicts import find_blocks, has_conflict, record_conflicts
+from memdir.store._conflicts import record_conflicts
 from memdir.store._frontmatter import slugify
-from memdir.store._paths import ROOT, lstat_at, open_dir, open_root, read_at, remove_at, write_at
+from memdir.store._paths import ROOT
 from memdir.store._store import STATE_DIR, Store
-from memdir.store.history import _CONFIG, _IDENTITY, History, HistoryError, _blob_id, _ensure_lines
+from memdir.store.history import (
+    _CONFIG,
+    _IDENTITY,
+    History,
+    HistoryError,
+    _ensure_lines,
+    author_env,
+    commit_message,
+)
 
 __all__ = [
     "BRANCH",
@@ -77,7 +84,6 @@ _TRANSPORT_ENV: Final = frozenset({
 """The user's git variables a fetch or push keeps: how to reach the remote, nothing else."""
 _NETWORK_SECONDS: Final = 120.0
 _PUSH_ATTEMPTS: Final = 8
-_FILE_MODES: Final = frozenset({"100644", "100755"})
 _REJECTED: Final = re.compile(r"^!\t.*\[(rejected|remote rejected)\]", re.MULTILINE)
 _RACE: Final = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref",
                 "failed to update ref", "incorrect old value")
@@ -172,6 +178,7 @@ class Replica:
         self.history = History(store)
         self.timeout = timeout
         self._name = name
+        self._seen = store.generation
 
     def __repr__(self) -> str:
         return f"Replica({str(self.root)!r})"
@@ -223,17 +230,30 @@ class Replica:
         verb = "set-url" if REMOTE in known else "add"
         self.history._git("remote", verb, REMOTE, url)
 
-    def setup(self) -> None:
-        """Start a history if needed and configure memdir's merge driver; idempotent."""
+    def setup(self) -> dict[str, str]:
+        """Start a history if needed and configure memdir's merge driver; idempotent.
+
+        Returns:
+            The repository's configuration (``key -> value``), as set up.
+        """
         self.history.init()
         _ensure_lines(self.root / ".git" / "info" / "attributes", _MERGE_ATTRIBUTES)
+        config = self._config()
         driver = f"{shlex.quote(sys.executable)} -m memdir.store._merge %O %A %B %P"
-        current = self.history._git("config", "--get", "merge.memdir.driver", check=False)
-        if current.decode().strip() != driver:
-            self.history._git("config", "merge.memdir.name", "memdir memory-file merge")
-            self.history._git("config", "merge.memdir.driver", driver)
-        if not self.history._git("config", "--get", "memdir.replica", check=False).strip():
-            self.history._git("config", "memdir.replica", self._name or _default_name(self.root))
+        wanted = {"merge.memdir.name": "memdir memory-file merge",
+                  "merge.memdir.driver": driver}
+        if not config.get("memdir.replica"):
+            wanted["memdir.replica"] = self._name or _default_name(self.root)
+        for key, value in wanted.items():
+            if config.get(key) != value:
+                self.history._git("config", key, value)
+                config[key] = value
+        return config
+
+    def _config(self) -> dict[str, str]:
+        raw = self.history._git("config", "--local", "-z", "--list", check=False)
+        pairs = (item.partition("\n") for item in raw.decode("utf-8", "replace").split("\0"))
+        return {key: value for key, _, value in pairs if key}
 
     @property
     def name(self) -> str:
@@ -241,9 +261,9 @@ class Replica:
         if self._name:
             return self._name
         if self.history.initialized:
-            found = self.history._git("config", "--get", "memdir.replica", check=False)
-            if found.strip():
-                return found.decode().strip()
+            found = self._config().get("memdir.replica")
+            if found:
+                return found
         return _default_name(self.root)
 
     @property
@@ -251,13 +271,16 @@ class Replica:
         """The remote's address, or None when the store has none."""
         if not self.history.initialized:
             return None
-        found = self.history._git("config", "--get", f"remote.{REMOTE}.url", check=False)
-        return found.decode().strip() or None
+        return self._config().get(f"remote.{REMOTE}.url") or None
 
     # -- syncing -------------------------------------------------------------------
 
     def sync(self, *, writers: Sequence[str] = (), message: str | None = None) -> SyncReport:
         """Exchange changes with the remote; see the module's description.
+
+        Cost: a few git processes, one fetch and one push, plus work that grows
+        with what changed (files written, files both sides changed), not with
+        the store; ``git add`` stats every file.
 
         Args:
             writers: Who made the changes not yet recorded (agents, tokens); named
@@ -269,20 +292,22 @@ class Replica:
                 races, or a store file that cannot be written.
         """
         started = time.monotonic()
-        url = self.url
-        if url is None:
+        config = self.setup() if self.history.initialized else {}
+        if not config.get(f"remote.{REMOTE}.url"):
             raise SyncError(
                 f"The store at {self.root} has no remote. Name one with "
                 "`memdir history STORE remote URL` (or clone it with `memdir clone`)."
             )
-        self.setup()
-        report = SyncReport(self.name, url)
+        name = self._name or config["memdir.replica"]
+        report = SyncReport(name, config[f"remote.{REMOTE}.url"])
+        heads = self._refs()
         with self.store.locked():
-            report.snapshot = self._record(writers, message)
-        head = self._rev("HEAD")
-        if head is not None:  # what this replica has that the remote lacks may hold a
-            # conflict kept by a hand-made `git merge`: list it for the listings
-            record_conflicts(self.root, self._touched(self._rev(_TRACKING), head))
+            head, report.snapshot = self._record(heads.get("HEAD"), writers, message, name)
+        tracking = heads.get(_TRACKING)
+        if heads.get("HEAD") is not None and heads.get("HEAD") != tracking:
+            # Commits the remote lacks (a hand-made `git merge` among them) may hold a
+            # conflict block: list their files for the listings.
+            record_conflicts(self.root, self._touched(tracking, head or heads["HEAD"]))
         for attempt in range(1, _PUSH_ATTEMPTS + 1):
             report.attempts = attempt
             try:
@@ -290,43 +315,76 @@ class Replica:
             except _Unreachable as exc:
                 report.offline = str(exc)
                 break
-            remote = self._rev(_TRACKING)
-            if remote is not None:
-                self._integrate(remote, report, writers)
-            head = self._rev("HEAD")
-            if head is None or head == remote:
+            remote = self._refs().get(_TRACKING)
+            ahead, behind = self._counts(head, remote)
+            if remote is not None and behind:
+                new_head = self._integrate(head, remote, report, writers, name, fast=not ahead)
+                if new_head != remote:  # a merge commit (and any snapshot made meanwhile)
+                    ahead = self._counts(new_head, remote)[0]
+                head = new_head
+                report.received += behind
+            if head is None or not ahead:
                 break
-            sent = self._count(f"{remote}..{head}" if remote else head)
             try:
                 pushed = self._push(head)
             except _Unreachable as exc:
                 report.offline = str(exc)
                 break
             if pushed:
-                report.sent += sent
+                report.sent += ahead
                 break
             time.sleep(random.uniform(0.05, 0.2) * attempt)
         else:
             raise SyncError(
-                f"{url} kept moving: {_PUSH_ATTEMPTS} pushes in a row lost a race with other "
-                "replicas. Everything is recorded locally; run the sync again."
+                f"{report.remote} kept moving: {_PUSH_ATTEMPTS} pushes in a row lost a race "
+                "with other replicas. Everything is recorded locally; run the sync again."
             )
         report.seconds = time.monotonic() - started
         return report
 
-    def _record(self, writers: Sequence[str], message: str | None) -> str | None:
-        """Snapshot uncommitted changes (the caller holds the lock); the commit or None."""
+    def _counts(self, head: str | None, remote: str | None) -> tuple[int, int]:
+        """(commits only ``head`` has, commits only ``remote`` has)."""
+        if head is None or remote is None:
+            return (self._count(head) if head else 0), (self._count(remote) if remote else 0)
+        if head == remote:
+            return 0, 0
+        out = self.history._git("rev-list", "--left-right", "--count", f"{head}...{remote}")
+        left, right = out.decode().split()
+        return int(left), int(right)
+
+    def _refs(self) -> dict[str, str]:
+        """This replica's HEAD and its copy of the remote's branch (absent ones left out)."""
+        raw = self.history._git("for-each-ref", "--format=%(objectname) %(refname)",
+                                f"refs/heads/{BRANCH}", _TRACKING).decode()
+        found = {ref: oid for oid, _, ref in (ln.partition(" ") for ln in raw.splitlines())}
+        if f"refs/heads/{BRANCH}" in found:
+            found["HEAD"] = found[f"refs/heads/{BRANCH}"]
+        return found
+
+    def _record(self, head: str | None, writers: Sequence[str], message: str | None,
+                name: str) -> tuple[str | None, str | None]:
+        """Snapshot uncommitted changes (the caller holds the lock): (HEAD, new commit or None).
+
+        One ``git add`` and one ``git commit`` that records nothing when nothing changed.
+        """
+        self._seen = self.store.generation
         self.history._add_all()
-        if self._rev("HEAD") is not None:
-            if self._code("diff", "--cached", "--quiet", "HEAD") == 0:
-                return None
-        elif not self.history._git("ls-files", "-z"):
-            return None
         names = [w for w in dict.fromkeys(" ".join(w.split()) for w in writers) if w]
-        trailers = [("Memdir-Replica", self.name), *(("Memdir-Writer", w) for w in names)]
+        trailers = [("Memdir-Replica", name), *(("Memdir-Writer", w) for w in names)]
         author = names[0] if len(names) == 1 else ("several writers" if names else None)
-        return self.history.snapshot(message or f"sync: changes on {self.name}",
-                                     author=author, trailers=trailers)
+        done = subprocess.run(
+            ["git", *_CONFIG, "commit", "-q", "--no-verify", "-m",
+             commit_message(message or f"sync: changes on {name}", trailers)],
+            cwd=self.root, env={**_local_env(), **(author_env(author) or {})},
+            stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        if done.returncode != 0:
+            said = (done.stdout + done.stderr).decode("utf-8", "replace")
+            if "nothing to commit" in said or "nothing added to commit" in said or \
+                    "no changes added to commit" in said:
+                return head, None
+            raise SyncError(f"git commit failed in {self.root}: {said.strip()}")
+        commit = self.history._git("rev-parse", "HEAD").decode().strip()
+        return commit, commit
 
     def _code(self, *args: str) -> int:
         """The exit status of a local git command (for the ones that answer by it)."""
@@ -334,177 +392,79 @@ class Replica:
                               stdin=subprocess.DEVNULL, capture_output=True, check=False)
         return done.returncode
 
-    def _integrate(self, remote: str, report: SyncReport, writers: Sequence[str]) -> None:
-        """Bring ``remote`` into the store: fast-forward or merge, then write the files."""
-        head = self._rev("HEAD")
-        if head == remote or (head is not None and self._is_ancestor(remote, head)):
-            return
-        planned = self._plan(head, remote)
-        with self.store.locked():
-            if self._record(writers, None) is not None or self._rev("HEAD") != head:
-                head = self._rev("HEAD")
-                planned = self._plan(head, remote)
-            target, kept = planned
-            report.received += self._count(f"{head}..{remote}" if head else remote)
+    def _integrate(self, head: str | None, remote: str, report: SyncReport,
+                   writers: Sequence[str], name: str, *, fast: bool) -> str | None:
+        """Bring ``remote`` into the store (fast-forward or merge); the new HEAD.
+
+        ``fast``: ``head`` is known to be an ancestor of ``remote``.
+        """
+        from memdir.store._integrate import EMPTY_TREE, MovedError, apply_trees, new_conflicts
+
+        for _ in range(3):
+            target, kept = (remote, []) if fast else self._plan(head, remote, name)
+            if target == head:
+                return head
+            with self.store.locked():
+                if self.store.generation != self._seen:  # written since the snapshot
+                    now, made = self._record(head, writers, None, name)
+                    if made is not None:
+                        head, fast = now, False
+                        continue
+                old_tree, new_tree = self._trees(head, target)
+                try:
+                    applied = apply_trees(self.history, old_tree or EMPTY_TREE, new_tree)
+                except MovedError:
+                    # Written behind the lock's back: record it, then merge again.
+                    head, made = self._record(head, writers, None, name)
+                    fast = False
+                    if made is None:
+                        raise SyncError("a store file changed while the sync ran and could not "
+                                        "be recorded; sync again.") from None
+                    continue
+                except OSError as exc:
+                    raise SyncError(f"the sync could not write the store at {self.root}: "
+                                    f"{exc}; nothing is lost (every state is in the history), "
+                                    "fix the cause and sync again.") from None
+                self.history._git("reset", "-q", target)
+                self.store.note_change()
+                self._seen = self.store.generation
+            report.changed += applied.paths
+            report.kept += kept
             if head is not None and target != remote:
                 report.merged = True
-            old_tree = self._tree(head) if head else _EMPTY_TREE
-            changed = self._apply(old_tree, self._tree(target), head)
-            self.history._git("reset", "-q", target)
-            self.store.note_change()
-        report.changed += changed
-        report.kept += kept
-        if head is not None and target != remote:
-            report.conflicts += self._new_conflicts(head, remote, target, changed)
-        record_conflicts(self.root, changed)
+                report.conflicts += new_conflicts(self.history, head, remote, applied.written)
+            record_conflicts(self.root, applied.written)
+            return target
+        raise SyncError("the store kept changing while the sync ran without the store's lock; "
+                        "nothing is lost; sync again once the other writer stops.")
 
-    def _plan(self, head: str | None, remote: str) -> tuple[str, list[str]]:
-        """The commit the store moves to (``remote`` itself for a fast-forward), and kept files."""
-        if head is None or self._is_ancestor(head, remote):
+    def _plan(self, head: str | None, remote: str, name: str) -> tuple[str, list[str]]:
+        """Where the store moves to, and the files kept over a delete.
+
+        ``remote`` for a fast-forward, ``head`` when it holds ``remote`` already,
+        else a new merge commit of the two.
+        """
+        from memdir.store._integrate import merge_commits
+        from memdir.store._merge import Labels
+
+        if head is None:
             return remote, []
-        tree, kept = self._merge_tree(head, remote)
-        message = (f"sync: merge {REMOTE}/{BRANCH} into {self.name}\n\n"
-                   f"Memdir-Replica: {self.name}\n")
+        base = self.history._git("merge-base", head, remote, check=False).decode().strip()
+        if base == remote:
+            return head, []
+        if base == head:
+            return remote, []
+        labels = Labels(f"replica {name}", f"replica {self._replica_of(remote)}")
+        tree, kept = merge_commits(self.history, head, remote, labels)
+        message = f"sync: merge {REMOTE}/{BRANCH} into {name}\n\nMemdir-Replica: {name}\n"
         commit = self.history._git("commit-tree", tree, "-p", head, "-p", remote, "-m",
                                    message).decode().strip()
         return commit, kept
 
-    def _merge_tree(self, head: str, remote: str) -> tuple[str, list[str]]:
-        """Merge two commits in memory; settle whatever git leaves conflicted."""
-        labels = {"MEMDIR_MERGE_OURS": f"replica {self.name}",
-                  "MEMDIR_MERGE_THEIRS": f"replica {self._replica_of(remote)}"}
-        with tempfile.TemporaryDirectory(prefix="memdir-merge-") as scratch:
-            # The driver's temporary files land in the working folder: a scratch one.
-            env = {"GIT_DIR": str(self.root / ".git"), **labels}
-            raw = self.history._git("merge-tree", "--write-tree", "-z",
-                                    "--allow-unrelated-histories", head, remote,
-                                    env=env, cwd=Path(scratch), check=False)
-        parts = raw.split(b"\0")
-        tree = parts[0].decode().strip()
-        if not re.fullmatch(r"[0-9a-f]{40,64}", tree):
-            raise SyncError(f"git merge-tree gave no tree for {head[:10]} and {remote[:10]} "
-                            f"(git 2.38 or later is needed): {raw[:300]!r}")
-        stages: dict[str, dict[int, tuple[str, str]]] = {}
-        for entry in parts[1:]:
-            if not entry:
-                break
-            meta, _, path = entry.decode("utf-8", "surrogateescape").partition("\t")
-            mode, blob, stage = meta.split()
-            stages.setdefault(path, {})[int(stage)] = (mode, blob)
-        if not stages:
-            return tree, []
-        return self._settle(tree, stages, labels)
-
-    def _settle(self, tree: str, stages: dict[str, dict[int, tuple[str, str]]],
-                labels: dict[str, str]) -> tuple[str, list[str]]:
-        """Replace each path git left conflicted with a merge that loses nothing."""
-        from memdir.store._merge import Labels, merge_bytes
-
-        kept: list[str] = []
-        updates: list[tuple[str, str, str]] = []
-        for path, found in sorted(stages.items()):
-            if 2 in found and 3 in found:
-                blobs = [found[s][1] for s in (1, 2, 3) if s in found]
-                data = self.history.read_blobs(blobs)
-                base = data[found[1][1]] if 1 in found else None
-                merged = merge_bytes(base, data[found[2][1]], data[found[3][1]], path,
-                                     Labels(labels["MEMDIR_MERGE_OURS"],
-                                            labels["MEMDIR_MERGE_THEIRS"]))
-                blob = self.history._git("hash-object", "-w", "--stdin",
-                                         input=merged.data).decode().strip()
-                updates.append(("100644", blob, path))
-            else:
-                kept.append(f"{ROOT}/{path}")  # one side's version is in the tree: the edit
-        if not updates:
-            return tree, kept
-        with tempfile.TemporaryDirectory(prefix="memdir-index-") as scratch:
-            env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-            self.history._git("read-tree", tree, env=env)
-            for mode, blob, path in updates:
-                self.history._git("update-index", "--add", "--cacheinfo",
-                                  f"{mode},{blob},{path}", env=env)
-            tree = self.history._git("write-tree", env=env).decode().strip()
-        return tree, kept
-
-    def _apply(self, old_tree: str, new_tree: str, head: str | None) -> list[str]:
-        """Make the store's files go from ``old_tree`` to ``new_tree``; the paths changed.
-
-        Every file about to be replaced or removed must still hold what ``head``
-        recorded; otherwise something wrote it without the lock since the
-        snapshot, and the sync stops before touching anything.
-        """
-        raw = self.history._git("diff-tree", "-r", "-z", "--no-renames", old_tree, new_tree)
-        fields = raw.split(b"\0")
-        changes: list[tuple[str, str, str, str, str]] = []  # status, mode, old, new, path
-        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
-            if not meta.startswith(b":"):
-                continue
-            _old_mode, new_mode, old_blob, new_blob, status = meta[1:].decode().split()
-            changes.append((status[0], new_mode, old_blob, new_blob,
-                            name.decode("utf-8", "surrogateescape")))
-        wanted = [new for status, mode, _, new, _ in changes
-                  if status != "D" and mode in _FILE_MODES]
-        contents = self.history.read_blobs(wanted)
-        root_fd = open_root(self.root)
-        try:
-            for status, _mode, old_blob, _new, path in changes:
-                self._check_unchanged(root_fd, path, None if status == "A" else old_blob)
-            done: list[str] = []
-            for status, mode, _old, new_blob, path in changes:
-                parts = tuple(path.split("/"))
-                if parts[0] in (STATE_DIR, ".git"):
-                    continue
-                if status == "D" or mode not in _FILE_MODES:
-                    _remove(root_fd, parts)  # links and submodules never enter a store
-                else:
-                    folder = open_dir(root_fd, parts[:-1], create=True)
-                    try:
-                        write_at(folder, parts[-1], contents[new_blob])
-                    finally:
-                        os.close(folder)
-                done.append(f"{ROOT}/{path}")
-        except OSError as exc:
-            raise SyncError(f"the sync could not write the store at {self.root}: {exc}; "
-                            "nothing is lost (every state is in the history), fix the cause "
-                            "and sync again.") from None
-        finally:
-            os.close(root_fd)
-        return done
-
-    def _check_unchanged(self, root_fd: int, path: str, blob: str | None) -> None:
-        parts = tuple(path.split("/"))
-        try:
-            folder = open_dir(root_fd, parts[:-1])
-        except (FileNotFoundError, NotADirectoryError):
-            current = None
-        else:
-            try:
-                st = lstat_at(folder, parts[-1])
-                current = None if st is None else _blob_id(read_at(folder, parts[-1]))
-            except OSError:
-                current = "?"
-            finally:
-                os.close(folder)
-        if current != blob:
-            raise SyncError(
-                f"{ROOT}/{path} changed while the sync ran, without the store's lock; the "
-                "sync stopped before writing anything. Sync again to record and merge it."
-            )
-
-    def _new_conflicts(self, head: str, remote: str, target: str,
-                       changed: Iterable[str]) -> list[str]:
-        """Files whose merged text holds a conflict block neither side had."""
-        found: list[str] = []
-        for virtual in changed:
-            path = virtual[len(ROOT) + 1 :]
-            merged = self._show(target, path)
-            if merged is None or not has_conflict(merged):
-                continue
-            before = {b.id for side in (head, remote)
-                      for b in find_blocks(self._show(side, path) or "")}
-            if {b.id for b in find_blocks(merged)} - before:
-                found.append(virtual)
-        return found
+    def _trees(self, head: str | None, target: str) -> tuple[str | None, str]:
+        specs = [f"{c}^{{tree}}" for c in (head, target) if c is not None]
+        trees = self.history._git("rev-parse", *specs).decode().split()
+        return (trees[0] if head is not None else None), trees[-1]
 
     # -- git helpers -------------------------------------------------------------------
 
@@ -514,22 +474,8 @@ class Replica:
                                 since or _EMPTY_TREE, head)
         return [f"{ROOT}/{p.decode('utf-8', 'surrogateescape')}" for p in raw.split(b"\0") if p]
 
-    def _show(self, commit: str, path: str) -> str | None:
-        out = self.history._git("cat-file", "blob", f"{commit}:{path}", check=False)
-        return out.decode("utf-8", "replace") if out else None
-
-    def _rev(self, ref: str) -> str | None:
-        out = self.history._git("rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
-        return out.decode().strip() or None
-
-    def _tree(self, commit: str) -> str:
-        return self.history._git("rev-parse", f"{commit}^{{tree}}").decode().strip()
-
     def _count(self, spec: str) -> int:
         return int(self.history._git("rev-list", "--count", spec).decode().strip() or 0)
-
-    def _is_ancestor(self, a: str, b: str) -> bool:
-        return self._code("merge-base", "--is-ancestor", a, b) == 0
 
     def _replica_of(self, commit: str) -> str:
         body = self.history._git("log", "-1", "--format=%B", commit).decode()
@@ -605,30 +551,6 @@ def commits(history: History) -> list[Commit]:
 def _local_env() -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return {**base, **_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-
-
-def _remove(root_fd: int, parts: tuple[str, ...]) -> None:
-    """Remove a file if present, then every folder it leaves empty."""
-    try:
-        folder = open_dir(root_fd, parts[:-1])
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    try:
-        if lstat_at(folder, parts[-1]) is not None:
-            remove_at(folder, parts[-1])
-    finally:
-        os.close(folder)
-    for depth in range(len(parts) - 1, 0, -1):
-        try:
-            parent = open_dir(root_fd, parts[: depth - 1])
-        except OSError:
-            return
-        try:
-            os.rmdir(parts[depth - 1], dir_fd=parent)
-        except OSError:
-            return
-        finally:
-            os.close(parent)
 
 
 def _default_name(root: Path) -> str:
