@@ -259,6 +259,7 @@ class Agent:
     async def resolve_all(self) -> int:
         """Reconcile every conflict block shown, keeping every line of every version."""
         from memdir.store import conflicted_paths, find_blocks
+        from memdir.store._conflicts import MARKER
 
         resolved = 0
         for path in sorted(conflicted_paths(self.replica.root)):
@@ -268,8 +269,11 @@ class Agent:
                 if "header field" in block.what:
                     kept: list[str] = []  # the header holds the first version already
                 else:
+                    # Every content line of every version, once; the frame lines of any
+                    # block nested inside (a conflict over a conflict) go too.
                     kept = list(dict.fromkeys(
-                        ln for _, body in block.versions for ln in body.split("\n") if ln))
+                        ln for _, body in block.versions for ln in body.split("\n")
+                        if ln and not ln.startswith(MARKER)))
                 ok, _ = await self.call("str_replace", path=path, old_str="\n".join(lines),
                                         new_str="\n".join(kept))
                 if ok:
@@ -280,8 +284,6 @@ class Agent:
         return resolved
 
     def sync_memdir(self) -> Any:
-        from memdir.store import find_blocks
-
         started = time.perf_counter()
         try:
             report = self.replica.sync(writers=[f"agent-{self.name}"])
@@ -300,9 +302,16 @@ class Agent:
             self.tally.memdir_changes += self.pending_memdir
         self.pending_memdir = 0
         self.tally.memdir_races += report.attempts - 1
-        for path in report.conflicts:
-            self.tally.raised += [b.id for b in find_blocks(self.replica.store.read(path))]
+        self.observe()
         return report
+
+    def observe(self) -> None:
+        """Note every conflict block this replica holds (ids are shared by all replicas)."""
+        from memdir.store import conflicted_paths, find_blocks
+
+        for path in conflicted_paths(self.replica.root):
+            self.tally.raised += [b.id for b in find_blocks(self.replica.store.read(path))
+                                  if b.id not in self.tally.raised]
 
     def sync_git(self) -> None:
         started = time.perf_counter()
@@ -338,7 +347,7 @@ class Agent:
 
 async def _work(agent: Agent, seconds: float, run: Path) -> None:
     deadline = time.monotonic() + seconds
-    next_sync = time.monotonic() + agent.rng.uniform(0.5, 3.0)
+    next_sync = time.monotonic() + agent.rng.uniform(1.0, 6.0)
     while time.monotonic() < deadline:
         await agent.step()
         await asyncio.sleep(agent.rng.uniform(0.02, 0.15))
@@ -347,7 +356,7 @@ async def _work(agent: Agent, seconds: float, run: Path) -> None:
             agent.sync_git()
             if report is not None and report.ok and agent.rng.random() < 0.7:
                 await agent.resolve_all()
-            next_sync = time.monotonic() + agent.rng.uniform(0.5, 3.0)
+            next_sync = time.monotonic() + agent.rng.uniform(1.0, 6.0)
     agent.working = False
     (run / f"{agent.name}.working-done").touch()
     quiet = 0
@@ -359,7 +368,7 @@ async def _work(agent: Agent, seconds: float, run: Path) -> None:
         moved = report is None or not report.ok or report.sent or report.received or resolved
         quiet = 0 if moved else quiet + 1
         (run / f"{agent.name}.idle").write_text(str(quiet))
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(agent.rng.uniform(0.5, 2.0))
 
 
 def worker(args: argparse.Namespace) -> None:

@@ -247,3 +247,46 @@ def test_every_merged_file_stays_lint_clean_and_marker_free(tmp_path: Path,
             assert _no_git_markers(side.store.read(path))
     assert has_conflict(a.store.read("/memories/people/alice.md"))
     assert not any(name.startswith(".merge_file") for name in os.listdir(a.root))
+
+
+def test_additions_both_sides_made_in_part_are_kept_once() -> None:
+    text, conflicts, unions = _merge(ALICE, ALICE + "- a\n- b\n- c\n", ALICE + "- b\n- c\n- d\n")
+    assert (conflicts, unions) == (0, 1)
+    assert text == ALICE + "- a\n- b\n- c\n- d\n"
+
+
+def test_a_conflict_block_is_never_cut_by_a_later_merge() -> None:
+    first, _, _ = _merge(ALICE, ALICE.replace("phone: 1", "phone: 2"),
+                         ALICE.replace("phone: 1", "phone: 3"))
+    (block,) = find_blocks(first)
+    lines = first.split("\n")
+    # one replica resolves the block; another edits a line inside it at the same time
+    resolved = "\n".join(lines[: block.first - 1] + ["phone: 3"] + lines[block.last :])
+    inside = "\n".join(lines[: block.first + 1] + ["phone: 2 (work)"] + lines[block.first + 2 :])
+    text, conflicts, _ = _merge(first, resolved, inside)
+    assert conflicts == 1 and _no_git_markers(text)
+    (outer,) = find_blocks(text)  # one level: the old block's versions join the new one
+    assert [v for _, v in outer.versions] == ["phone: 3", "phone: 2 (work)"]
+    assert not any(has_conflict(v) for _, v in outer.versions)
+    body = text.split("\n")
+    replaced = "\n".join(body[: outer.first - 1] + ["phone: 3 (kept)"] + body[outer.last :])
+    assert not has_conflict(replaced)  # replacing the outer block leaves no stray marker
+
+
+def test_conflicts_over_conflicts_grow_by_versions_not_by_copies() -> None:
+    text, _, _ = _merge(ALICE, ALICE.replace("phone: 1", "phone: 2"),
+                        ALICE.replace("phone: 1", "phone: 3"))
+    for round_ in range(12):  # each round: one side resolves, the other edits inside the block
+        (block,) = find_blocks(text)
+        lines = text.split("\n")
+        resolved = "\n".join(lines[: block.first - 1] + [f"phone: r{round_}"]
+                             + lines[block.last :])
+        inside = "\n".join(lines[: block.first + 1] + [f"phone: e{round_}"]
+                           + lines[block.first + 1 :])
+        text, conflicts, _ = _merge(text, resolved, inside)
+        assert conflicts == 1
+    (block,) = find_blocks(text)
+    assert not any(has_conflict(v) for _, v in block.versions)
+    assert len(text) < 4_000  # linear in the rounds: 12 rounds, a few dozen lines
+    for n in range(12):
+        assert f"phone: r{n}" in text and f"phone: e{n}" in text

@@ -28,6 +28,8 @@ runs with a time limit.
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import os
 import re
 import subprocess
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from memdir.store._conflicts import LINES_WHAT, block_id, render_block
+from memdir.store._conflicts import LINES_WHAT, block_id, find_blocks, render_block
 
 __all__ = ["Labels", "Merged", "main", "merge_bytes"]
 
@@ -276,6 +278,8 @@ def _merge_lines(base: str, ours: str, theirs: str, path: str,
         return ours, 0, 0
     if ours == base:
         return theirs, 0, 0
+    held: dict[str, str] = {}
+    base, ours, theirs = (_hold(text, held) for text in (base, ours, theirs))
     size = _marker_size(base, ours, theirs)
     raw = _merge_file(base, ours, theirs, size)
     starts = {"<" * size + " ours": "ours", "|" * size + " base": "base",
@@ -291,7 +295,7 @@ def _merge_lines(base: str, ours: str, theirs: str, path: str,
         elif region is not None and mark in ("base", "theirs"):
             part = mark
         elif region is not None and mark == "end":
-            kept, blocks, joined = _resolve(region, path, labels)
+            kept, blocks, joined = _resolve(region, path, labels, held)
             out.extend(kept)
             conflicts += blocks
             unions += joined
@@ -302,10 +306,49 @@ def _merge_lines(base: str, ours: str, theirs: str, path: str,
             out.append(line)
     if region is not None:
         raise _CannotMerge  # an unterminated region: do not guess
-    return "\n".join(out), conflicts, unions
+    return _unhold("\n".join(out), held), conflicts, unions
 
 
-def _resolve(region: dict[str, list[str]], path: str, labels: Labels) -> tuple[list[str], int, int]:
+_HELD: Final = "<!-- memdir-conflict-held "
+
+
+def _hold(text: str, held: dict[str, str]) -> str:
+    """``text`` with each conflict block it holds folded into one line naming its content.
+
+    The line merge then moves a block as a whole: it is never cut in two, and a
+    change inside a block (an edit between its lines) is a change of that line.
+    """
+    blocks = find_blocks(text)
+    if not blocks:
+        return text
+    lines = text.split("\n")
+    for block in reversed(blocks):
+        whole = "\n".join(lines[block.first - 1 : block.last])
+        key = f"{_HELD}{hashlib.sha256(whole.encode(_ENCODING, _ERRORS)).hexdigest()[:24]} -->"
+        held[key] = whole
+        lines[block.first - 1 : block.last] = [key]
+    return "\n".join(lines)
+
+
+def _unhold(text: str, held: dict[str, str]) -> str:
+    if not held:
+        return text
+    return "\n".join(held.get(line, line) for line in text.split("\n"))
+
+
+def _join(ours: list[str], theirs: list[str]) -> list[str]:
+    """Two sides' additions at one place, together: lines both added once, the rest in order."""
+    if len(ours) * len(theirs) > 4_000_000:
+        return ours + theirs  # too long to align cheaply: keep all of both
+    matcher = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        out += ours[i1:i2] if tag == "equal" else ours[i1:i2] + theirs[j1:j2]
+    return out
+
+
+def _resolve(region: dict[str, list[str]], path: str, labels: Labels,
+             held: dict[str, str]) -> tuple[list[str], int, int]:
     """One conflict region as lines to keep: trimmed, joined if both only added, else a block."""
     ours, base, theirs = region["ours"], region["base"], region["theirs"]
     head: list[str] = []
@@ -320,16 +363,35 @@ def _resolve(region: dict[str, list[str]], path: str, labels: Labels) -> tuple[l
         return head + tail, 0, 0
     if not base:
         # Both sides only added lines here (nothing was there before): keep both.
-        return head + ours + theirs + tail, 0, 1
-    our_text, their_text = "\n".join(ours), "\n".join(theirs)
-    block = render_block(
-        block_id(path, our_text, their_text), LINES_WHAT,
-        [(labels.ours + ("" if ours else " (removed these lines)"), our_text),
-         (labels.theirs + ("" if theirs else " (removed these lines)"), their_text)],
-    )
+        return head + _join(ours, theirs) + tail, 0, 1
+    versions: list[tuple[str, str]] = []
+    for label, text in _versions(ours, labels.ours, held) + _versions(theirs, labels.theirs,
+                                                                        held):
+        if all(text != seen for _, seen in versions):  # one copy of each version
+            versions.append((label, text))
+    if len(versions) == 1:
+        return head + versions[0][1].split("\n") + tail, 0, 0
+    block = render_block(block_id(path, *(text for _, text in versions)), LINES_WHAT, versions)
     return head + block.rstrip("\n").split("\n") + tail, 1, 0
 
 
+def _versions(lines: list[str], label: str, held: dict[str, str]) -> list[tuple[str, str]]:
+    """The versions one side's lines add to a conflict block.
+
+    A conflict block already among them is not nested inside the new one: its
+    versions join the new block as versions of their own, so conflicts over
+    conflicts stay one level deep and grow by the versions they add, never by
+    copies of copies. The side's other lines are its own version.
+    """
+    kept = [line for line in lines if line not in held]
+    found: list[tuple[str, str]] = []
+    if kept or len(kept) == len(lines):
+        found.append((label + ("" if lines else " (removed these lines)"), "\n".join(kept)))
+    for line in lines:
+        if line in held:
+            blocks = find_blocks(held[line])
+            found += list(blocks[0].versions) if blocks else [(label, held[line])]
+    return found
 # -- the driver -------------------------------------------------------------------------------
 
 

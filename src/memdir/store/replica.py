@@ -83,7 +83,9 @@ _TRANSPORT_ENV: Final = frozenset({
 })
 """The user's git variables a fetch or push keeps: how to reach the remote, nothing else."""
 _NETWORK_SECONDS: Final = 120.0
-_PUSH_ATTEMPTS: Final = 8
+_PUSH_ATTEMPTS: Final = 10
+_BACKOFF_CAP: Final = 8.0
+"""Longest wait, in seconds, after a push lost a race."""
 _REJECTED: Final = re.compile(r"^!\t.*\[(rejected|remote rejected)\]", re.MULTILINE)
 _RACE: Final = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref",
                 "failed to update ref", "incorrect old value")
@@ -310,6 +312,7 @@ class Replica:
             record_conflicts(self.root, self._touched(tracking, head or heads["HEAD"]))
         for attempt in range(1, _PUSH_ATTEMPTS + 1):
             report.attempts = attempt
+            round_started = time.monotonic()
             try:
                 self._fetch()
             except _Unreachable as exc:
@@ -319,8 +322,8 @@ class Replica:
             ahead, behind = self._counts(head, remote)
             if remote is not None and behind:
                 new_head = self._integrate(head, remote, report, writers, name, fast=not ahead)
-                if new_head != remote:  # a merge commit (and any snapshot made meanwhile)
-                    ahead = self._counts(new_head, remote)[0]
+                # A merge commit (and any snapshot made meanwhile) is new; the remote is not.
+                ahead = self._counts(new_head, remote)[0] if new_head != remote else 0
                 head = new_head
                 report.received += behind
             if head is None or not ahead:
@@ -333,7 +336,10 @@ class Replica:
             if pushed:
                 report.sent += ahead
                 break
-            time.sleep(random.uniform(0.05, 0.2) * attempt)
+            # Lost a race: wait a random share of a few rounds' time (exponential backoff
+            # with full jitter), so replicas that collided do not collide again at once.
+            spent = time.monotonic() - round_started
+            time.sleep(random.uniform(0, min(_BACKOFF_CAP, max(spent, 0.05) * 2 ** attempt)))
         else:
             raise SyncError(
                 f"{report.remote} kept moving: {_PUSH_ATTEMPTS} pushes in a row lost a race "
@@ -441,8 +447,8 @@ class Replica:
     def _plan(self, head: str | None, remote: str, name: str) -> tuple[str, list[str]]:
         """Where the store moves to, and the files kept over a delete.
 
-        ``remote`` for a fast-forward, ``head`` when it holds ``remote`` already,
-        else a new merge commit of the two.
+        ``remote`` for a fast-forward (or when the merge gives exactly its files),
+        ``head`` when it holds ``remote`` already, else a new merge commit of the two.
         """
         from memdir.store._integrate import merge_commits
         from memdir.store._merge import Labels
@@ -456,6 +462,10 @@ class Replica:
             return remote, []
         labels = Labels(f"replica {name}", f"replica {self._replica_of(remote)}")
         tree, kept = merge_commits(self.history, head, remote, labels)
+        if tree == self._trees(None, remote)[1]:
+            # Every local change is in the remote already (another replica made the same
+            # change, or merged this one's): move to it instead of recording an empty merge.
+            return remote, kept
         message = f"sync: merge {REMOTE}/{BRANCH} into {name}\n\nMemdir-Replica: {name}\n"
         commit = self.history._git("commit-tree", tree, "-p", head, "-p", remote, "-m",
                                    message).decode().strip()
