@@ -263,24 +263,28 @@ class Agent:
 
         resolved = 0
         for path in sorted(conflicted_paths(self.replica.root)):
-            text = self.replica.store.read(path)
-            for block in find_blocks(text):
-                lines = text.split("\n")[block.first - 1 : block.last]
+            for _ in range(50):  # one block at a time, reading the file afresh each time
+                text = self.replica.store.read(path)
+                blocks = find_blocks(text)
+                if not blocks:
+                    break
+                block = blocks[0]
+                old = "\n".join(text.split("\n")[block.first - 1 : block.last])
                 if "header field" in block.what:
                     kept: list[str] = []  # the header holds the first version already
                 else:
                     # Every content line of every version, once; the frame lines of any
-                    # block nested inside (a conflict over a conflict) go too.
+                    # block nested inside (from an older conflict) go too.
                     kept = list(dict.fromkeys(
                         ln for _, body in block.versions for ln in body.split("\n")
                         if ln and not ln.startswith(MARKER)))
-                ok, _ = await self.call("str_replace", path=path, old_str="\n".join(lines),
-                                        new_str="\n".join(kept))
-                if ok:
-                    resolved += 1
-                    self.tally.resolved.append(block.id)
-                    self._done(None, [])
-                text = self.replica.store.read(path)
+                new = "\n".join(kept)
+                ok, _ = await self.call("str_replace", path=path, old_str=old, new_str=new)
+                if not ok:
+                    break
+                resolved += 1
+                self.tally.resolved.append(block.id)
+                self._done(None, sorted(set(TOKEN.findall(old)) - set(TOKEN.findall(new))))
         return resolved
 
     def sync_memdir(self) -> Any:

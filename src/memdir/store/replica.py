@@ -84,7 +84,7 @@ _TRANSPORT_ENV: Final = frozenset({
 """The user's git variables a fetch or push keeps: how to reach the remote, nothing else."""
 _NETWORK_SECONDS: Final = 120.0
 _PUSH_ATTEMPTS: Final = 10
-_BACKOFF_CAP: Final = 8.0
+_BACKOFF_CAP: Final = 3.0
 """Longest wait, in seconds, after a push lost a race."""
 _REJECTED: Final = re.compile(r"^!\t.*\[(rejected|remote rejected)\]", re.MULTILINE)
 _RACE: Final = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref",
@@ -310,6 +310,7 @@ class Replica:
             # Commits the remote lacks (a hand-made `git merge` among them) may hold a
             # conflict block: list their files for the listings.
             record_conflicts(self.root, self._touched(tracking, head or heads["HEAD"]))
+        interrupted = 0
         for attempt in range(1, _PUSH_ATTEMPTS + 1):
             report.attempts = attempt
             round_started = time.monotonic()
@@ -320,26 +321,48 @@ class Replica:
                 break
             remote = self._refs().get(_TRACKING)
             ahead, behind = self._counts(head, remote)
-            if remote is not None and behind:
-                new_head = self._integrate(head, remote, report, writers, name, fast=not ahead)
-                # A merge commit (and any snapshot made meanwhile) is new; the remote is not.
-                ahead = self._counts(new_head, remote)[0] if new_head != remote else 0
-                head = new_head
+            if not ahead and not behind:
+                break
+            # The merge is made in memory and pushed before any store file changes, so
+            # the window in which another replica can push first is short, and a lost
+            # race leaves the store as it was.
+            kept: list[str] = []
+            if not behind:
+                target = head
+            elif not ahead:
+                target = remote
+            else:
+                assert head is not None and remote is not None
+                target, kept = self._plan(head, remote, name)
+            if target is not None and target != remote:
+                new = ahead + (1 if target not in (head, remote) else 0)
+                try:
+                    pushed = self._push(target)
+                except _Unreachable as exc:
+                    report.offline = str(exc)
+                    break
+                if not pushed:
+                    # Lost a race: wait a random share of a few rounds' time (exponential
+                    # backoff with full jitter), so replicas that collided spread out.
+                    spent = time.monotonic() - round_started
+                    time.sleep(random.uniform(0, min(_BACKOFF_CAP,
+                                                     max(spent, 0.05) * 2 ** attempt)))
+                    continue
+                report.sent += new
+            if target is not None and target != head:
+                moved = self._bring(head, target, remote, report, writers, name)
+                if moved is not None:  # written meanwhile: recorded, merged next round
+                    head = moved
+                    interrupted += 1
+                    if interrupted >= 3:
+                        raise SyncError(
+                            "the store kept changing while the sync ran without the store's "
+                            "lock; nothing is lost; sync again once the other writer stops.")
+                    continue
                 report.received += behind
-            if head is None or not ahead:
-                break
-            try:
-                pushed = self._push(head)
-            except _Unreachable as exc:
-                report.offline = str(exc)
-                break
-            if pushed:
-                report.sent += ahead
-                break
-            # Lost a race: wait a random share of a few rounds' time (exponential backoff
-            # with full jitter), so replicas that collided do not collide again at once.
-            spent = time.monotonic() - round_started
-            time.sleep(random.uniform(0, min(_BACKOFF_CAP, max(spent, 0.05) * 2 ** attempt)))
+                report.kept += kept
+            head = target
+            break
         else:
             raise SyncError(
                 f"{report.remote} kept moving: {_PUSH_ATTEMPTS} pushes in a row lost a race "
@@ -398,51 +421,45 @@ class Replica:
                               stdin=subprocess.DEVNULL, capture_output=True, check=False)
         return done.returncode
 
-    def _integrate(self, head: str | None, remote: str, report: SyncReport,
-                   writers: Sequence[str], name: str, *, fast: bool) -> str | None:
-        """Bring ``remote`` into the store (fast-forward or merge); the new HEAD.
+    def _bring(self, head: str | None, target: str, remote: str | None, report: SyncReport,
+               writers: Sequence[str], name: str) -> str | None:
+        """Move the store's files and HEAD from ``head`` to ``target``, under the lock.
 
-        ``fast``: ``head`` is known to be an ancestor of ``remote``.
+        Returns:
+            None once done; or, when the store was written since its snapshot, the
+            commit that now records that write (the store is left as it was, for
+            the next round to merge).
         """
         from memdir.store._integrate import EMPTY_TREE, MovedError, apply_trees, new_conflicts
 
-        for _ in range(3):
-            target, kept = (remote, []) if fast else self._plan(head, remote, name)
-            if target == head:
-                return head
-            with self.store.locked():
-                if self.store.generation != self._seen:  # written since the snapshot
-                    now, made = self._record(head, writers, None, name)
-                    if made is not None:
-                        head, fast = now, False
-                        continue
-                old_tree, new_tree = self._trees(head, target)
-                try:
-                    applied = apply_trees(self.history, old_tree or EMPTY_TREE, new_tree)
-                except MovedError:
-                    # Written behind the lock's back: record it, then merge again.
-                    head, made = self._record(head, writers, None, name)
-                    fast = False
-                    if made is None:
-                        raise SyncError("a store file changed while the sync ran and could not "
-                                        "be recorded; sync again.") from None
-                    continue
-                except OSError as exc:
-                    raise SyncError(f"the sync could not write the store at {self.root}: "
-                                    f"{exc}; nothing is lost (every state is in the history), "
-                                    "fix the cause and sync again.") from None
-                self.history._git("reset", "-q", target)
-                self.store.note_change()
-                self._seen = self.store.generation
-            report.changed += applied.paths
-            report.kept += kept
-            if head is not None and target != remote:
-                report.merged = True
-                report.conflicts += new_conflicts(self.history, head, remote, applied.written)
-            record_conflicts(self.root, applied.written)
-            return target
-        raise SyncError("the store kept changing while the sync ran without the store's lock; "
-                        "nothing is lost; sync again once the other writer stops.")
+        with self.store.locked():
+            if self.store.generation != self._seen:  # written since the snapshot
+                now, made = self._record(head, writers, None, name)
+                if made is not None:
+                    return made
+            old_tree, new_tree = self._trees(head, target)
+            try:
+                applied = apply_trees(self.history, old_tree or EMPTY_TREE, new_tree)
+            except MovedError:
+                # Written behind the lock's back: record it, merge it next round.
+                now, made = self._record(head, writers, None, name)
+                if made is None:
+                    raise SyncError("a store file changed while the sync ran and could not be "
+                                    "recorded; nothing is lost; sync again.") from None
+                return made
+            except OSError as exc:
+                raise SyncError(f"the sync could not write the store at {self.root}: {exc}; "
+                                "nothing is lost (every state is in the history), fix the "
+                                "cause and sync again.") from None
+            self.history._git("reset", "-q", target)
+            self.store.note_change()
+            self._seen = self.store.generation
+        report.changed += applied.paths
+        if head is not None and remote is not None and target != remote:
+            report.merged = True
+            report.conflicts += new_conflicts(self.history, head, remote, applied.written)
+        record_conflicts(self.root, applied.written)
+        return None
 
     def _plan(self, head: str | None, remote: str, name: str) -> tuple[str, list[str]]:
         """Where the store moves to, and the files kept over a delete.
