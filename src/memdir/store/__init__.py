@@ -34,6 +34,7 @@ from memdir.store._frontmatter import (
     MAX_NESTING,
     MAX_NODES,
     Defect,
+    entry_sources,
     parse_file,
     render_file,
     slugify,
@@ -51,6 +52,7 @@ from memdir.store._paths import (
     resolve,
     to_virtual,
 )
+from memdir.store._sources import SourcesSection, body_without_sources, find_sources_section
 from memdir.store._store import (
     ANY_VERSION,
     DEFAULT_MAX_FILE_BYTES,
@@ -104,6 +106,7 @@ __all__ = [
     "NotFoundError",
     "PathError",
     "Section",
+    "SourcesSection",
     "SkillMetadata",
     "SkillSource",
     "Store",
@@ -111,6 +114,7 @@ __all__ = [
     "StorePath",
     "XRef",
     "atomic_write",
+    "body_without_sources",
     "check_xref",
     "conflict_alarms",
     "conflict_findings",
@@ -118,8 +122,10 @@ __all__ = [
     "conflict_note",
     "conflicted_paths",
     "digest_text",
+    "entry_sources",
     "find_blocks",
     "find_section",
+    "find_sources_section",
     "fix_store",
     "has_conflict",
     "headings",

@@ -57,10 +57,11 @@ def merge_commits(history: History, head: str, remote: str,
     Raises:
         HistoryError: git could not merge (too old for ``merge-tree --write-tree``).
     """
+    # The driver's temporary files land in the work tree: a scratch one, never the store.
     with tempfile.TemporaryDirectory(prefix="memdir-merge-") as scratch:
         raw = history._git("-c", "merge.memdir.driver=false", "merge-tree", "--write-tree",
                            "-z", "--allow-unrelated-histories", head, remote,
-                           env={"GIT_DIR": str(history.root / ".git")}, cwd=Path(scratch),
+                           env={"GIT_WORK_TREE": scratch}, cwd=Path(scratch),
                            check=False)
     parts = raw.split(b"\0")
     tree = parts[0].decode().strip()

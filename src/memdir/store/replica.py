@@ -404,7 +404,7 @@ class Replica:
         done = subprocess.run(
             ["git", *_CONFIG, "commit", "-q", "--no-verify", "-m",
              commit_message(message or f"sync: changes on {name}", trailers)],
-            cwd=self.root, env={**_local_env(), **(author_env(author) or {})},
+            cwd=self.root, env={**_local_env(self.root), **(author_env(author) or {})},
             stdin=subprocess.DEVNULL, capture_output=True, check=False)
         if done.returncode != 0:
             said = (done.stdout + done.stderr).decode("utf-8", "replace")
@@ -417,7 +417,7 @@ class Replica:
 
     def _code(self, *args: str) -> int:
         """The exit status of a local git command (for the ones that answer by it)."""
-        done = subprocess.run(["git", *_CONFIG, *args], cwd=self.root, env=_local_env(),
+        done = subprocess.run(["git", *_CONFIG, *args], cwd=self.root, env=_local_env(self.root),
                               stdin=subprocess.DEVNULL, capture_output=True, check=False)
         return done.returncode
 
@@ -524,8 +524,7 @@ class Replica:
         """Run a git command that talks to the remote; None for a lost push race."""
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("GIT_") or k in _TRANSPORT_ENV}
-        env.update(_IDENTITY)
-        env["GIT_TERMINAL_PROMPT"] = "0"
+        env.update({**_IDENTITY, **_placed(self.root), "GIT_TERMINAL_PROMPT": "0"})
         try:
             proc = subprocess.Popen(["git", *_CONFIG, *args], cwd=self.root, env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -575,9 +574,23 @@ def commits(history: History) -> list[Commit]:
     return found
 
 
-def _local_env() -> dict[str, str]:
+def _local_env(root: Path | None = None) -> dict[str, str]:
+    """The environment of a local git command, as :class:`History` runs them.
+
+    With ``root``, the repository is named (``GIT_DIR``, ``GIT_WORK_TREE``) and git
+    never climbs above it, so it cannot work in a repository around the store.
+    """
     base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return {**base, **_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    env = {**base, **_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_TERMINAL_PROMPT": "0"}
+    if root is not None:
+        env.update(_placed(root))
+    return env
+
+
+def _placed(root: Path) -> dict[str, str]:
+    return {"GIT_DIR": str(root / ".git"), "GIT_WORK_TREE": str(root),
+            "GIT_CEILING_DIRECTORIES": str(root.parent)}
 
 
 def _default_name(root: Path) -> str:
