@@ -84,13 +84,21 @@ def test_lines_added_at_the_same_place_are_all_kept_without_a_conflict() -> None
     assert text == ALICE + "- met in May\n- likes tea\n"
 
 
-def test_lines_one_side_removed_and_the_other_changed_are_kept_as_a_conflict() -> None:
+def test_lines_one_side_removed_and_the_other_changed_keep_the_change() -> None:
     text, conflicts, _ = _merge(ALICE, ALICE.replace("phone: 1\n", ""),
                                 ALICE.replace("phone: 1", "phone: 9"))
-    assert conflicts == 1
-    (block,) = find_blocks(text)
-    assert block.versions[0] == ("replica laptop (removed these lines)", "")
-    assert block.versions[1] == ("replica server", "phone: 9")
+    assert conflicts == 0 and text == ALICE.replace("phone: 1", "phone: 9")
+
+
+def test_a_version_holding_all_of_the_other_wins_and_order_alone_is_no_conflict() -> None:
+    grown, conflicts, _ = _merge(ALICE, ALICE.replace("phone: 1", "phone: 2"),
+                                 ALICE.replace("phone: 1", "phone: 2\nphone: 3"))
+    assert conflicts == 0 and "phone: 2\nphone: 3\nmail" in grown
+    one = ALICE.replace("phone: 1\nmail: a@x", "mail: b@x\nphone: 4")
+    other = ALICE.replace("phone: 1\nmail: a@x", "phone: 4\nmail: b@x")
+    first, c1, _ = _merge(ALICE, one, other)
+    second, c2, _ = _merge(ALICE, other, one)
+    assert c1 == c2 == 0 and first == second  # the same on either replica
 
 
 def test_text_that_looks_like_git_markers_merges_as_text() -> None:

@@ -35,6 +35,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -364,15 +365,34 @@ def _resolve(region: dict[str, list[str]], path: str, labels: Labels,
     if not base:
         # Both sides only added lines here (nothing was there before): keep both.
         return head + _join(ours, theirs) + tail, 0, 1
-    versions: list[tuple[str, str]] = []
-    for label, text in _versions(ours, labels.ours, held) + _versions(theirs, labels.theirs,
-                                                                        held):
-        if all(text != seen for _, seen in versions):  # one copy of each version
-            versions.append((label, text))
+    versions = _fullest(_versions(ours, labels.ours, held)
+                        + _versions(theirs, labels.theirs, held))
     if len(versions) == 1:
         return head + versions[0][1].split("\n") + tail, 0, 0
     block = render_block(block_id(path, *(text for _, text in versions)), LINES_WHAT, versions)
     return head + block.rstrip("\n").split("\n") + tail, 1, 0
+
+
+def _fullest(versions: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The versions that keep something no other version keeps.
+
+    A version whose lines all appear in another version (a removal against an
+    edit, an edit that only added to the other's, the same lines in another
+    order) is left out: keeping the fuller one loses nothing. Among versions with
+    the same lines the one whose text sorts first stays, whichever side it came
+    from, so replicas that made the same change in different orders agree.
+    """
+    counted = [(label, text, Counter(text.split("\n")) if text else Counter())
+               for label, text in versions]
+    kept: list[tuple[str, str]] = []
+    for n, (label, text, lines) in enumerate(counted):
+        covered = any(
+            lines <= other and (lines != other or (other_text, m) < (text, n))
+            for m, (_, other_text, other) in enumerate(counted) if m != n
+        )
+        if not covered:
+            kept.append((label, text))
+    return kept
 
 
 def _versions(lines: list[str], label: str, held: dict[str, str]) -> list[tuple[str, str]]:
