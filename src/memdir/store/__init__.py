@@ -8,6 +8,17 @@ building them.
 
 from typing import TYPE_CHECKING, Any
 
+from memdir.store._conflicts import (
+    ConflictBlock,
+    conflict_alarms,
+    conflict_findings,
+    conflict_followup,
+    conflict_note,
+    conflicted_paths,
+    find_blocks,
+    has_conflict,
+    listing_mark,
+)
 from memdir.store._document import Document, load_document, parse_document
 from memdir.store._entries import Entries, Folder, Found, FoundType
 from memdir.store._errors import (
@@ -73,6 +84,7 @@ __all__ = [
     "ANY_NAME",
     "ANY_VERSION",
     "AnyVersion",
+    "ConflictBlock",
     "DEFAULT_MAX_FILE_BYTES",
     "DESCRIPTION_MAX_CHARS",
     "ROOT",
@@ -114,13 +126,21 @@ __all__ = [
     "body_without_sources",
     "check_new_path",
     "check_xref",
+    "conflict_alarms",
+    "conflict_findings",
+    "conflict_followup",
+    "conflict_note",
+    "conflicted_paths",
     "digest_text",
     "entry_sources",
+    "find_blocks",
     "find_section",
     "find_sources_section",
     "fix_store",
+    "has_conflict",
     "headings",
     "lint_store",
+    "listing_mark",
     "load_document",
     "parse_document",
     "parse_file",

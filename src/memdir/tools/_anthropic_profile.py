@@ -35,6 +35,7 @@ from memdir.store import (
     Store,
     StoreError,
     check_new_path,
+    conflict_note,
     to_virtual,
 )
 from memdir.tools._limits import remaining
@@ -185,7 +186,8 @@ class AnthropicMemoryCommands:
                         return self._listing(folder, path)
                 if found.type != "file":
                     raise ToolError(f"Unsupported file type for {path}")
-                lines = self._text(parent, parts[-1], path).split("\n")
+                text = self._text(parent, parts[-1], path)
+                lines = text.split("\n")
         if len(lines) > _MAX_LINES:
             raise ToolError(f"File {path} exceeds maximum line limit of 999,999 lines.")
         first = 1
@@ -199,7 +201,8 @@ class AnthropicMemoryCommands:
             start = max(1, low) - 1
             lines = lines[start : len(lines) if high == -1 else high]
             first = start + 1
-        return f"Here's the content of {path} with line numbers:\n" + _numbered(lines, first)
+        return (f"Here's the content of {path} with line numbers:\n" + _numbered(lines, first)
+                + conflict_note(path, text))
 
     def _listing(self, folder: Folder, path: str) -> str:
         rows = [f"{_size(folder.itself().size)}\t{path}"]

@@ -20,6 +20,8 @@ from memdir.store import (
     PathError,
     Store,
     StorePath,
+    conflict_followup,
+    conflict_note,
     digest_text,
     parse_file,
     render_file,
@@ -133,12 +135,13 @@ class MemoryCommands:
         text = self.store.read(target.virtual)
         version = digest_text(text)
         lines = split_lines(text)
+        note = conflict_note(target.virtual, text)  # "" unless a sync kept two versions
         if view_range is None:
             if not lines:
                 return f"{target.virtual} is empty.", version
-            return number_capped(target.virtual, lines, 1), version
+            return number_capped(target.virtual, lines, 1) + note, version
         start, end = _check_range(target.virtual, view_range, len(lines))
-        return number_capped(target.virtual, lines[start - 1 : end], start), version
+        return number_capped(target.virtual, lines[start - 1 : end], start) + note, version
 
     def _viewable(self, path: str) -> StorePath:
         """Resolve a path to view; an existing non-markdown file gets a hint that works."""
@@ -238,7 +241,8 @@ class MemoryCommands:
         last = first + new_str.count("\n")
         return (f"Edited {virtual}. The changed lines now read:\n"
                 + _snippet(new_text, first, last)
-                + broken_by_edit(self.store, virtual, before, new_text))
+                + broken_by_edit(self.store, virtual, before, new_text)
+                + conflict_followup(virtual, before, new_text))
 
     @tool_flags(read_only=False)
     async def insert(self, path: str, insert_line: int, insert_text: str) -> str:
@@ -280,7 +284,8 @@ class MemoryCommands:
         first = insert_line + 1
         return (f"Inserted {count} line(s) into {virtual} after line {insert_line}:\n"
                 + _snippet(new_text, first, first + count - 1)
-                + broken_by_edit(self.store, virtual, before, new_text))
+                + broken_by_edit(self.store, virtual, before, new_text)
+                + conflict_followup(virtual, before, new_text))
 
     @tool_flags(read_only=False, destructive=True)
     async def delete(self, path: str) -> str:
