@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,3 +37,69 @@ def no_data_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
+
+
+def make_deep_tree(root: Path, levels: int, name: str, text: str, folder: str = "d") -> str:
+    """Folders ``levels`` deep below ``root`` with one file at the bottom, made by hand.
+
+    Made as a shell command would make them (the store's own writes refuse such
+    depths); returns the file's agent path. Remove the tree with
+    :meth:`Store.delete` (``/memories/<folder>``): pytest's clean-up of old temp
+    folders recurses and fails on it.
+    """
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir(folder, dir_fd=fd)
+            child = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=fd)
+        with os.fdopen(out, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    finally:
+        os.close(fd)
+    return "/memories/" + f"{folder}/" * levels + name
+
+
+def remove_tree(top: Path) -> None:
+    """Remove ``top`` and all below it without recursion (shutil.rmtree recurses per level)."""
+    if not top.exists() and not top.is_symlink():
+        return
+    folders: list[str] = []
+    pending = [str(top)]
+    while pending:
+        folder = pending.pop()
+        folders.append(folder)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)
+
+
+class DeepTrees:
+    """Makes trees with :func:`make_deep_tree` and removes them when the test ends.
+
+    pytest's own clean-up of old temp folders would fail on them. A test that
+    copies such a tree elsewhere removes the copy itself (:meth:`Store.delete`).
+    """
+
+    def __init__(self) -> None:
+        self.made: list[Path] = []
+
+    def __call__(self, root: Path, levels: int, name: str, text: str, folder: str = "d") -> str:
+        self.made.append(Path(root) / folder)
+        return make_deep_tree(root, levels, name, text, folder)
+
+
+@pytest.fixture
+def deep_tree() -> Iterator[DeepTrees]:
+    """A :class:`DeepTrees`, for tests that need a tree deeper than the store makes."""
+    trees = DeepTrees()
+    yield trees
+    for top in trees.made:
+        remove_tree(top)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from memdir.store import ROOT, Entry, Store, StoreError, StorePath, slugify
+from memdir.store import ROOT, Entry, Store, StoreError, StorePath, listing_mark, slugify
 from memdir.tools._spec import ToolError
 
 __all__ = [
@@ -148,8 +148,9 @@ def render_listing(store: Store, folder: StorePath, view_range: list[int] | None
     lines = [head if view_range is None else f"{head[:-1]}, entries {first:,}-{last:,}:"]
     size = len(lines[0])
     shown = 0
+    marks = listing_mark(store.root)  # files a sync left with two versions to reconcile
     for entry in entries[first - 1 : last]:
-        line = _entry_line(_described(store, entry), counts)
+        line = _entry_line(_described(store, entry), counts, marks.get(entry.path))
         if shown >= MAX_LISTING_ENTRIES * 2 or size + len(line) + 1 > MAX_LISTING_CHARS:
             break
         lines.append(line)
@@ -208,7 +209,7 @@ def _cut_note(path: str, everything: list[Entry], first: int, last: int, count: 
     )
 
 
-def _entry_line(entry: Entry, counts: dict[str, int]) -> str:
+def _entry_line(entry: Entry, counts: dict[str, int], mark: str | None = None) -> str:
     indent = "  " * (entry.depth - 1)
     name = entry.path.rsplit("/", 1)[-1]
     if entry.is_dir:
@@ -221,7 +222,9 @@ def _entry_line(entry: Entry, counts: dict[str, int]) -> str:
             f"not markdown, so search skips it; rename it to {markdown_name(name)} to read "
             "and edit it here",
         )
-    return listing_line(entry.depth, name, entry.size, entry.description or "(no description)")
+    description = entry.description or "(no description)"
+    return listing_line(entry.depth, name, entry.size,
+                        f"{mark} {description}" if mark else description)
 
 
 def listing_line(depth: int, name: str, size: int, description: str) -> str:
