@@ -90,3 +90,51 @@ def tree_distances(tree: StoreTree, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         lca = cx[common - 1]
         out.append(tree.nodes[x].depth + tree.nodes[y].depth - 2 * tree.nodes[lca].depth)
     return np.array(out)
+
+
+class RowByRowTfidf:
+    """The term cache as it was: one text at a time, each its own pair of small arrays.
+
+    The batched :class:`memdir.metrics.TfidfCache` must build the same matrices bit
+    for bit (the same term numbers, order and weights).
+    """
+
+    def __init__(self, stop_words: str | None = None) -> None:
+        from collections import Counter
+
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        self._counter = Counter
+        self._analyze = CountVectorizer(stop_words=stop_words).build_analyzer()
+        self._vocab: dict[str, int] = {}
+        self._rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _row(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        row = self._rows.get(text)
+        if row is None:
+            counts = self._counter(self._analyze(text))
+            ids = [self._vocab.setdefault(t, len(self._vocab)) for t in counts]
+            columns = np.array(ids, dtype=np.int32)
+            values = np.fromiter(counts.values(), dtype=np.float32, count=len(ids))
+            order = np.argsort(columns)
+            row = (columns[order], values[order])
+            self._rows[text] = row
+        return row
+
+    def matrix(self, texts: list[str]) -> sparse.csr_matrix:
+        rows = [self._row(t) for t in texts]
+        n = len(rows)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        if n:
+            indptr[1:] = np.cumsum([len(r[0]) for r in rows])
+        indices = np.concatenate([r[0] for r in rows]) if n else np.zeros(0, np.int32)
+        data = np.concatenate([r[1] for r in rows]).astype(np.float64) if n else np.zeros(0)
+        width = max(len(self._vocab), 1)
+        df = np.bincount(indices, minlength=width)
+        idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+        data = data * idf[indices]
+        row_of = np.repeat(np.arange(n), np.diff(indptr))
+        lengths = np.sqrt(np.bincount(row_of, weights=data * data, minlength=n))
+        lengths[lengths == 0] = 1.0
+        data = data / lengths[row_of]
+        return sparse.csr_matrix((data, indices, indptr), shape=(n, width))
