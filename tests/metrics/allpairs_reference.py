@@ -138,3 +138,60 @@ class RowByRowTfidf:
         lengths[lengths == 0] = 1.0
         data = data / lengths[row_of]
         return sparse.csr_matrix((data, indices, indptr), shape=(n, width))
+
+
+_MARGIN = 1e-9
+
+
+def prefix_entries_one_pass(matrix: sparse.csr_matrix, threshold: float
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """``prefix_entries`` as it was: every entry sorted and measured in one pass.
+
+    A row's entries are taken rarest term first (fewest rows holding it; ties by
+    term number) while the norm of the entries from that one to the row's end is
+    at least ``threshold`` (less a small margin).
+    """
+    matrix = sparse.csr_matrix(matrix)
+    n, width = matrix.shape
+    if matrix.nnz == 0:
+        empty = np.zeros(0, np.int64)
+        return empty, empty
+    df = np.bincount(matrix.indices, minlength=width)
+    rank = np.empty(width, np.int64)
+    rank[np.lexsort((np.arange(width), df))] = np.arange(width)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(matrix.indptr))
+    order = np.lexsort((rank[matrix.indices], rows))
+    cols = matrix.indices[order].astype(np.int64)
+    squares = matrix.data[order] ** 2
+    rows = rows[order]
+    before = np.cumsum(squares) - squares  # squared mass of all earlier entries
+    starts = matrix.indptr[:-1]
+    row_base = np.zeros(n)
+    nonempty = np.diff(matrix.indptr) > 0
+    row_base[nonempty] = before[starts[nonempty]]
+    totals = np.bincount(rows, weights=squares, minlength=n)
+    remaining = totals[rows] - (before - row_base[rows])  # this entry and all after it
+    cut = max(threshold - _MARGIN, 0.0)
+    keep = remaining >= cut * cut - 1e-15 if cut > 0 else np.ones(len(rows), bool)
+    return rows[keep], cols[keep]
+
+
+def sketch_keys_one_pass(matrix: sparse.csr_matrix, terms: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_sketch_keys`` as it was, in one pass."""
+    n, width = matrix.shape
+    df = np.bincount(matrix.indices, minlength=width)
+    rank = np.empty(width, np.int64)
+    rank[np.lexsort((np.arange(width), df))] = np.arange(width)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(matrix.indptr))
+    order = np.lexsort((rank[matrix.indices], rows))
+    cols, rows = matrix.indices[order].astype(np.int64), rows[order]
+    position = np.arange(len(rows)) - np.repeat(matrix.indptr[:-1], np.diff(matrix.indptr))
+    first = position < terms
+    cols, rows, position = cols[first], rows[first], position[first]
+    kept = np.minimum(np.diff(matrix.indptr), terms)
+    later = np.repeat(kept, kept) - 1 - position  # kept terms after this one in its row
+    left = np.repeat(np.arange(len(rows)), later)
+    offset = np.arange(len(left)) - np.repeat(np.cumsum(later) - later, later)
+    right = left + 1 + offset
+    x, y = np.minimum(cols[left], cols[right]), np.maximum(cols[left], cols[right])
+    return x * width + y, rows[left]
