@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from allpairs_reference import RowByRowTfidf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memdir.metrics import TfidfCache
+from memdir.metrics import TfidfCache, _text
 
 WORDS = ["cat", "the", "mat", "and", "Dogs", "über", "x1", "a", "of", "is", "b2b", "ÉTÉ"]
 TEXT = st.lists(st.sampled_from(WORDS + [" ", "\n", ", ", "-"]), max_size=30).map("".join)
@@ -30,7 +31,9 @@ def test_every_call_gives_the_row_by_row_matrix(calls: list[list[str]], stop: st
         _same(ours.matrix(texts), reference.matrix(texts))
 
 
-def test_a_batch_larger_than_the_first_buffer_keeps_every_text() -> None:
+def test_a_batch_larger_than_the_first_buffer_keeps_every_text(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_text, "_BATCH_TEXTS", 333)  # counted in batches of 333 texts
     texts = [f"word{k} shared{k % 7} common" for k in range(5000)]
     ours, reference = TfidfCache(), RowByRowTfidf()
     _same(ours.matrix(texts[:10]), reference.matrix(texts[:10]))

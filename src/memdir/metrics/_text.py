@@ -71,6 +71,10 @@ def analyzer(stop_words: str | None = None) -> Callable[[str], list[str]]:
     return lambda text: [w for w in find(text.lower()) if w not in stop]
 
 
+_BATCH_TEXTS = 10_000
+"""Texts counted before their counts go into the cache's arrays."""
+
+
 class _Buffer:
     """A growing one-dimensional array (appends cost amortised linear time)."""
 
@@ -110,7 +114,15 @@ class TfidfCache:
         self._counts = _Buffer(np.float32)
 
     def _add(self, texts: Sequence[str]) -> None:
-        """Count the terms of ``texts`` (none of them cached yet) and keep the counts."""
+        """Count the terms of ``texts`` (none of them cached yet) and keep the counts.
+
+        Texts are counted :data:`_BATCH_TEXTS` at a time, so the lists of counts
+        held before they go into the arrays stay small whatever the store's size.
+        """
+        for start in range(0, len(texts), _BATCH_TEXTS):
+            self._add_batch(texts[start : start + _BATCH_TEXTS])
+
+    def _add_batch(self, texts: Sequence[str]) -> None:
         vocab, analyze = self._vocab, self._analyze
         ids: list[int] = []
         values: list[int] = []
