@@ -31,7 +31,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memdir.server._server import build_server
-from memdir.server._tenants import Tenant, TenantsError, hash_token, tenant_store
+from memdir.server._tenants import Tenant, hash_token, tenant_store
 from memdir.server._transports import MCP_PATH, _reply, _security, check_bind
 from memdir.store import DEFAULT_MAX_FILE_BYTES, Store
 from memdir.tools import ToolResult, ToolSet, make_toolset
@@ -283,8 +283,8 @@ class _Router:
                 live.active += 1
                 return live
             try:
-                app = await asyncio.to_thread(self._build, tenant)
-            except (TenantsError, ValueError, OSError) as exc:
+                app = await anyio.to_thread.run_sync(self._build, tenant)
+            except Exception as exc:  # noqa: BLE001 - one tenant's broken store is its own
                 _LOG.error("memdir serve: tenant %s cannot be served: %s", tenant.name, exc)
                 raise _Unavailable(f"tenant {tenant.name} cannot be served now: {exc}. Tell "
                                    "the operator of this server.") from None
@@ -349,8 +349,12 @@ class _Router:
             await send({"type": "lifespan.startup.complete"})
             message = await receive()
             self._group = None
+            held = list(self._live.values())
             for name in list(self._live):
                 self._close(name)
+            with anyio.move_on_after(10):  # each session manager ends its sessions
+                for live in held:
+                    await live.closed.wait()
             group.cancel_scope.cancel()
         await send({"type": "lifespan.shutdown.complete"})
 
