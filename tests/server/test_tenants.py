@@ -86,6 +86,9 @@ def site(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Site]:
     made.add("victim-reader", store="victim", toolset="write", access="read")
     made.add("small", max_files=2, max_bytes=400, calls_per_second=1000)
     made.add("slow", calls_per_second=1)
+    if available_backends():
+        made.add("small-shell", toolset="shell", max_files=3, max_bytes=2000,
+                 calls_per_second=1000)
     (made.stores / "victim").mkdir()
     (made.stores / "victim" / "secret.md").write_text(SECRET)
     for name in made.tokens:
@@ -263,6 +266,39 @@ async def test_limits_are_enforced_with_clear_errors(site: Site) -> None:
             assert "calls per second" in refused[0].content[0].text  # type: ignore[union-attr]
     assert sorted(p.name for p in (site.stores / "small").iterdir() if p.suffix) == [
         "a.md", "b.md"]
+
+
+@pytest.mark.skipif(not available_backends(), reason="no confined shell here")
+async def test_a_shell_command_cannot_write_past_the_tenants_limits(site: Site) -> None:
+    """Each command a tenant with small limits could use to pass them, tried for real."""
+    (site.stores / "small-shell").mkdir(exist_ok=True)
+    (site.stores / "small-shell" / "own.md").write_text(OWN)
+    note = "printf -- '---\\nname: f%s\\ndescription: d\\n---\\nx\\n' {n} > f{n}.md"
+    attacks = {
+        "many files": "; ".join(note.format(n=n) for n in range(20)),
+        "one big file": "head -c 100000 /dev/zero | tr '\\0' x >> own.md",
+        "a huge file fast": "head -c 300000000 /dev/zero > huge.md; echo wrote",
+        "grow in place": "yes 'more more more' | head -c 5000 >> own.md",
+        "delete, then flood": "rm own.md; for i in $(seq 1 50); do echo x > n$i.md; done",
+        "keep writing": "i=0; while true; do i=$((i+1)); echo xxxxxxxxxxxxxxxx > w$i.md; done",
+        "hidden files": "for i in 1 2 3 4 5; do head -c 600 /dev/zero > .h$i; done",
+        "a folder tree": "mkdir -p a/b/c && for i in 1 2 3 4; do echo x > a/b/c/$i.md; done",
+    }
+    before = _digest(site.stores / "small-shell")
+    with anyio.fail_after(TIMEOUT * 2):
+        async with site.client("small-shell") as client:
+            for what, command in attacks.items():
+                result = await client.call_tool("bash", {"command": command})
+                text = "".join(b.text for b in result.content
+                               if isinstance(b, types.TextContent))
+                assert result.is_error, (what, text)
+                assert "[undone:" in text and "tenant small-shell may keep" in text, (what, text)
+                assert _digest(site.stores / "small-shell") == before, what
+            # Within the limits, a command works as before and what it wrote stays.
+            kept = await client.call_tool("bash", {"command": note.format(n=1)})
+            assert not kept.is_error, kept.content
+    assert set(_digest(site.stores / "small-shell")) == {"own.md", "f1.md"}
+    assert (site.stores / "small-shell" / "own.md").read_text() == OWN
 
 
 def test_start_up_builds_no_tenant_whatever_their_number(tmp_path: Path) -> None:

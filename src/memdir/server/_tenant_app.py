@@ -55,6 +55,13 @@ def tenant_toolset(tenant: Tenant, store: Store) -> ToolSet:
         return anthropic_set(store, read_only=not write)
     if tenant.toolset == "shell" and not write:
         return make_toolset("shell-read", store)
+    if tenant.toolset == "shell":
+        from memdir.tools import Quota, shell_set
+
+        # A command is checked as it runs and after, not only before: one that leaves the
+        # store past the tenant's limits is undone.
+        return shell_set(store, quota=Quota(tenant.max_bytes, tenant.max_files,
+                                            f"tenant {tenant.name}"))
     toolset = make_toolset(tenant.toolset, store)
     if write:
         return toolset
@@ -108,7 +115,7 @@ def _growth(name: str, args: Mapping[str, Any]) -> tuple[int, int]:
         return max(0, size("new_str") - size("old_str")), 0
     if name == "insert":
         return size("insert_text") + 1, 0
-    return 0, 0  # delete, rename, move: nothing grows; bash: checked before and after
+    return 0, 0  # delete, rename, move: nothing grows; bash: its quota undoes it
 
 
 class TenantToolSet(ToolSet):
@@ -135,8 +142,9 @@ class TenantToolSet(ToolSet):
     def usage(self) -> tuple[int, int]:
         """The bytes and files the store holds now (one walk, kept until the next write)."""
         if self._usage is None:
-            nodes = [n for n in self.store.tree() if n.kind in ("memory", "other")]
-            self._usage = (sum(n.size for n in nodes), len(nodes))
+            from memdir.tools import quota_usage
+
+            self._usage = quota_usage(self.store)
         return self._usage
 
     def _refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
