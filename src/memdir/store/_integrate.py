@@ -48,6 +48,8 @@ EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _FILE_MODES: Final = frozenset({"100644", "100755"})
 _TREE_ID: Final = re.compile(r"[0-9a-f]{40,64}")
 _BATCH: Final = 256
+_FLUSHERS: Final = 8
+"""Files flushed to disk at once after a merge's files are written."""
 _MERGE_WORKERS: Final = 4
 """Files merged at once (each runs one short ``git merge-file``)."""
 """Files written per batch: bounds the folder handles held open at once."""
@@ -202,13 +204,16 @@ def _write_batch(root_fd: int, writes: list[tuple[tuple[str, ...], bytes]]) -> N
             old = lstat_at(folder, parts[-1])
             mode = old.st_mode & 0o777 if old is not None and stat.S_ISREG(old.st_mode) \
                 else FILE_MODE
-            temps.append((folder, write_temp_at(folder, data, mode), parts[-1]))
+            temps.append((folder, write_temp_at(folder, data, mode, sync=False), parts[-1]))
+        # Every temporary file reaches the disk before any takes its name; flushed a
+        # few at once, so the file system commits them together instead of one by one.
+        _flush_all([(folder, tmp) for folder, tmp, _name in temps])
         while temps:
             folder, tmp, name = temps[0]
             os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
             temps.pop(0)
-        for folder in folders.values():
-            os.fsync(folder)
+        with ThreadPoolExecutor(max_workers=_FLUSHERS) as pool:
+            list(pool.map(os.fsync, folders.values()))
     finally:
         for folder, tmp, _name in temps:  # left over after a failure: never in the store
             try:
@@ -217,6 +222,23 @@ def _write_batch(root_fd: int, writes: list[tuple[tuple[str, ...], bytes]]) -> N
                 pass
         for folder in folders.values():
             os.close(folder)
+
+
+def _flush_all(files: list[tuple[int, str]]) -> None:
+    """``fsync`` each ``(folder handle, name)``, several at once."""
+
+    def flush(item: tuple[int, str]) -> None:
+        fd = os.open(item[1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=item[0])
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    if len(files) == 1:
+        flush(files[0])
+    elif files:
+        with ThreadPoolExecutor(max_workers=_FLUSHERS) as pool:
+            list(pool.map(flush, files))
 
 
 def _check_unchanged(root_fd: int, path: str, blob: str | None) -> None:

@@ -310,7 +310,7 @@ class Replica:
             )
         name = self._name or config["memdir.replica"]
         report = SyncReport(name, config[f"remote.{REMOTE}.url"])
-        heads = self._refs()
+        heads = self._heads()
         with self.store.locked():
             disk, report.snapshot = self._record(heads.get("HEAD"), writers, message, name)
         tracking = heads.get(_TRACKING)
@@ -408,6 +408,13 @@ class Replica:
         if f"refs/heads/{BRANCH}" in found:
             found["HEAD"] = found[f"refs/heads/{BRANCH}"]
         return found
+
+    def _heads(self) -> dict[str, str]:
+        """As :meth:`_refs`, from the refs' files when both are loose (no git process)."""
+        here, there = self._loose(f"refs/heads/{BRANCH}"), self._loose(_TRACKING)
+        if here is None or there is None:
+            return self._refs()
+        return {f"refs/heads/{BRANCH}": here, "HEAD": here, _TRACKING: there}
 
     def _tracking(self) -> str | None:
         """This replica's copy of the remote's branch, as the last fetch left it.
