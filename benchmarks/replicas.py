@@ -124,6 +124,7 @@ class Tally:
     memdir_offline: int = 0
     memdir_races: int = 0
     memdir_waited: float = 0.0
+    offline: list[str] = field(default_factory=list)
     git_seconds: float = 0.0
     git_changes: int = 0
     git_syncs: int = 0
@@ -302,6 +303,8 @@ class Agent:
             self.tally.memdir_syncs += 1
         if report is None or not report.ok:
             self.tally.memdir_offline += 1
+            if report is not None and report.offline:
+                self.tally.offline.append(f"{report.offline} ({report.seconds:.1f} s)")
             return report
         if self.working:
             self.tally.memdir_changes += self.pending_memdir
