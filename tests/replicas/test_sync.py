@@ -145,6 +145,10 @@ def test_a_lost_race_keeps_its_merge_retries_soon_and_counts_what_came(
     assert "one from b" in text and "three from a" in text and "memdir-conflict" not in text
     assert "/memories/from-c.md" in a.store.files()
     assert not [p for p in a.root.rglob(".tmp-*")]
+    # The merges were made by fast-import: no ref of its own is left, nor a pack per merge.
+    assert git("for-each-ref", cwd=a.root).count("refs/memdir") == 0
+    assert not list((a.root / ".git" / "objects" / "pack").glob("*.pack"))
+    assert git("fsck", "--no-dangling", cwd=a.root) == ""
 
 
 def test_concurrent_replicas_in_separate_processes_all_converge(tmp_path: Path,

@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _FILE_MODES: Final = frozenset({"100644", "100755"})
 _TREE_ID: Final = re.compile(r"[0-9a-f]{40,64}")
 _BATCH: Final = 256
+_UNPACK_LIMIT: Final = 1000
+"""An import of fewer objects leaves them loose instead of as a pack of its own."""
 _FLUSHERS: Final = 8
 """Files flushed to disk at once after a merge's files are written."""
 _MERGE_WORKERS: Final = 4
@@ -67,9 +70,15 @@ class Applied:
     written: dict[str, bytes] = field(default_factory=dict)
 
 
-def merge_commits(history: History, head: str, remote: str,
-                  labels: Labels) -> tuple[str, list[str]]:
-    """The merged tree of two commits, and the files one side edited and the other dropped.
+def merge_commits(history: History, head: str, remote: str, labels: Labels, *,
+                  message: str | None = None) -> tuple[str, list[str], str | None]:
+    """The merged tree of two commits, files edited on one side and dropped on the other.
+
+    The third item is the merge commit, when it cost nothing more to make: with
+    ``message``, a merge that had files to merge line by line is recorded as a
+    commit of ``head`` and ``remote`` (that message, memdir's identity) by the
+    git process that stores the merged files. Otherwise it is None, and the
+    caller commits the tree if it wants it.
 
     Raises:
         HistoryError: git could not merge (too old for ``merge-tree --write-tree``).
@@ -92,17 +101,18 @@ def merge_commits(history: History, head: str, remote: str,
         meta, _, path = entry.decode("utf-8", "surrogateescape").partition("\t")
         _mode, blob, stage = meta.split()
         stages.setdefault(path, {})[int(stage)] = blob
-    return _settle(history, tree, stages, labels)
+    return _settle(history, tree, stages, labels, (head, remote, message))
 
 
 def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
-            labels: Labels) -> tuple[str, list[str]]:
+            labels: Labels, commit: tuple[str, str, str | None]
+            ) -> tuple[str, list[str], str | None]:
     """Merge each path both sides changed; the tree already keeps one-sided edits."""
     kept: list[str] = []
     both = {p: s for p, s in stages.items() if 2 in s and 3 in s}
     kept = [f"{ROOT}/{p}" for p in sorted(stages) if p not in both]
     if not both:
-        return tree, kept
+        return tree, kept, None
     data = history.read_blobs({b for s in both.values() for b in s.values()})
 
     def merge(path: str) -> bytes:
@@ -117,6 +127,10 @@ def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
             merged = dict(zip(both, pool.map(merge, both), strict=True))
     else:
         merged = {path: merge(path) for path in both}
+    head, remote, message = commit
+    if message is not None and all(_importable(path) for path in merged):
+        made, tree = _import_merge(history, tree, merged, head, remote, message)
+        return tree, kept, made
     blobs = _write_blobs(history, list(merged.values()))
     with tempfile.TemporaryDirectory(prefix="memdir-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
@@ -126,7 +140,38 @@ def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
         history._git("update-index", "-z", "--add", "--index-info",
                      input=info.encode("utf-8", "surrogateescape"), env=env)
         tree = history._git("write-tree", env=env).decode().strip()
-    return tree, kept
+    return tree, kept, None
+
+
+def _importable(path: str) -> bool:
+    """Whether ``git fast-import`` reads ``path`` as written (no quoting needed)."""
+    return "\n" not in path and not path.startswith('"')
+
+
+def _import_merge(history: History, tree: str, merged: Mapping[str, bytes], head: str,
+                  remote: str, message: str) -> tuple[str, str]:
+    """Store the merged files and the merge commit in one ``git fast-import``: (commit, tree).
+
+    The commit is ``tree`` with ``merged`` files in it, parents ``head`` and
+    ``remote``; no ref is left behind (the import's branch is reset at the end),
+    and a small import's objects stay loose, as ``git commit`` leaves them.
+    """
+    text = message.encode("utf-8")
+    stream = bytearray(
+        b"commit refs/memdir/merge\nmark :1\n"
+        b"committer memdir <memdir@localhost> %d +0000\n"
+        b"data %d\n%s\nfrom %s\nmerge %s\nM 040000 %s \"\"\n"
+        % (int(time.time()), len(text), text, head.encode(), remote.encode(), tree.encode()))
+    for path, data in merged.items():
+        stream += b"M 100644 inline %s\ndata %d\n%s\n" % (
+            path.encode("utf-8", "surrogateescape"), len(data), data)
+    stream += b"\nget-mark :1\nls :1 \"\"\nreset refs/memdir/merge\n\n"
+    out = history._git("-c", f"fastimport.unpackLimit={_UNPACK_LIMIT}", "fast-import",
+                       "--quiet", input=bytes(stream)).decode().split("\n")
+    made, listed = out[0].strip(), out[1].split()
+    if not _TREE_ID.fullmatch(made) or len(listed) < 3 or not _TREE_ID.fullmatch(listed[2]):
+        raise HistoryError(f"git fast-import gave no merge commit: {out[:2]!r}")
+    return made, listed[2]
 
 
 def _write_blobs(history: History, contents: list[bytes]) -> list[str]:

@@ -515,14 +515,14 @@ class Replica:
         remote_tree, body = self.history._git(
             "log", "-1", "--format=%T%x00%B", remote).decode().split("\0", 1)
         labels = Labels(f"replica {name}", f"replica {_replica_in(body)}")
-        tree, kept = merge_commits(self.history, head, remote, labels)
+        message = f"sync: merge {REMOTE}/{BRANCH} into {name}\n\nMemdir-Replica: {name}\n"
+        tree, kept, made = merge_commits(self.history, head, remote, labels, message=message)
         if tree == remote_tree:
             # Every local change is in the remote already (another replica made the same
             # change, or merged this one's): move to it instead of recording an empty merge.
             return remote, kept
-        message = f"sync: merge {REMOTE}/{BRANCH} into {name}\n\nMemdir-Replica: {name}\n"
-        commit = self.history._git("commit-tree", tree, "-p", head, "-p", remote, "-m",
-                                   message).decode().strip()
+        commit = made or self.history._git("commit-tree", tree, "-p", head, "-p", remote,
+                                           "-m", message).decode().strip()
         return commit, kept
 
     def _trees(self, head: str | None, target: str) -> tuple[str | None, str]:
