@@ -122,6 +122,42 @@ _GENERATIONS: Counter[Path] = Counter()
 _GENERATIONS_LOCK = threading.Lock()
 
 
+
+class _LastFolder:
+    """An open handle on the folder last asked for; the caller closes it.
+
+    Reached from the root as :func:`dir_handle` reaches it, following no link.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.parts: tuple[str, ...] | None = None
+        self.root_fd = -1
+        self.fd = -1
+
+    def handle(self, parts: tuple[str, ...]) -> int:
+        """A handle on the folder ``parts``.
+
+        Raises:
+            OSError: As :func:`open_dir`.
+        """
+        if parts != self.parts or self.fd < 0:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+            if self.root_fd < 0:
+                self.root_fd = open_root(self.root)
+            self.parts = parts
+            self.fd = open_dir(self.root_fd, parts)
+        return self.fd
+
+    def close(self) -> None:
+        """Close the handles."""
+        for fd in (self.fd, self.root_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.fd = self.root_fd = -1
+
 class Store:
     """A memory store rooted at a host directory.
 
@@ -660,16 +696,20 @@ class Store:
             markdown_only: Leave out regular files that are not memory files.
         """
         entries: list[Entry] = []
-        for node in self.tree(under, max_depth):
-            if describe:
-                check_deadline()  # each description is a read: thousands of files take a while
-            if node.kind == "dir":
-                entries.append(Entry(node.virtual, True, node.depth))
-            elif node.kind == "memory":
-                desc = self._described(node) if describe else None
-                entries.append(Entry(node.virtual, False, node.depth, node.size, desc))
-            elif node.kind == "other" and not markdown_only and not node.name.startswith("."):
-                entries.append(Entry(node.virtual, False, node.depth, node.size))
+        folders = _LastFolder(self.root)  # a folder's files come together: one handle each
+        try:
+            for node in self.tree(under, max_depth):
+                if describe:
+                    check_deadline()  # each description is a read: thousands take a while
+                if node.kind == "dir":
+                    entries.append(Entry(node.virtual, True, node.depth))
+                elif node.kind == "memory":
+                    desc = self._described(node, folders) if describe else None
+                    entries.append(Entry(node.virtual, False, node.depth, node.size, desc))
+                elif node.kind == "other" and not markdown_only and not node.name.startswith("."):
+                    entries.append(Entry(node.virtual, False, node.depth, node.size))
+        finally:
+            folders.close()
         return entries
 
     def description(self, path: str) -> str | None:
@@ -682,14 +722,13 @@ class Store:
         except OSError as exc:
             raise self._fail(exc, virtual) from None
 
-    def _described(self, node: Node) -> str | None:
+    def _described(self, node: Node, folders: _LastFolder) -> str | None:
         key = node.virtual
         cached = self._desc_cache.get(key)
         if cached is not None and cached[:3] == (node.ino, node.mtime_ns, node.size):
             return cached[3]
         try:
-            with dir_handle(self.root, node.parts[:-1]) as fd:
-                desc = self._head_description(fd, node.name)
+            desc = self._head_description(folders.handle(node.parts[:-1]), node.name)
         except OSError:
             desc = None  # replaced or removed since the walk saw it
         self._desc_cache[key] = (node.ino, node.mtime_ns, node.size, desc)
