@@ -102,3 +102,12 @@ def test_bad_input_exits_two(tmp_path: Path) -> None:
     assert "no history yet" in no_history.output
     depth = RUN.invoke(_app(), ["health", str(store.root), "--heading-depth", "deep"])
     assert depth.exit_code == 2
+
+
+def test_json_with_tree_carries_the_tree(store: Store) -> None:
+    _fill(store)
+    data = json.loads(RUN.invoke(_app(), ["health", str(store.root), "--json", "--tree"]).output)
+    kinds = [(node["kind"], node["name"]) for node in data["tree"]]
+    assert kinds[0] == ("root", "/memories") and ("file", "alice.md") in kinds
+    assert "tree" not in json.loads(RUN.invoke(_app(), ["health", str(store.root),
+                                                        "--json"]).output)

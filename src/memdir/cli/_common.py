@@ -40,6 +40,7 @@ __all__ = [
     "console",
     "err_console",
     "fail",
+    "inspect_view_command",
     "errors_as_json",
     "is_store",
     "json_errors",
@@ -117,6 +118,13 @@ def runnable(text: str) -> str:
     if prefix == "memdir":
         return text
     return text.replace("`memdir ", f"`{prefix} ").replace("[bold]memdir ", f"[bold]{prefix} ")
+
+
+def inspect_view_command(log_folder: Path) -> str:
+    """``inspect view`` for a log folder, started the way this shell starts memdir."""
+    start = runnable("`memdir `")[1:-len("memdir `")]  # "", "uv run " or "python -m "
+    program = "inspect_ai" if start.endswith("-m ") else "inspect"
+    return f"{start}{program} view --log-dir {shlex.quote(str(log_folder))}"
 
 
 def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR) -> NoReturn:

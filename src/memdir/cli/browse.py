@@ -74,7 +74,7 @@ def browse(
 
     For example:
 
-        memdir init ./memories --sample && memdir browse ./memories --conversation sample
+        memdir browse ./memories --conversation sample
 
         memdir browse ./memories --conversation locomo:conv-50
 

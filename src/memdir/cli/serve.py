@@ -56,7 +56,7 @@ def serve(
         str | None,
         typer.Option("--token",
                      help="For http: require 'Authorization: Bearer TOKEN' on every request "
-                     "(401 otherwise). Defaults to MEMDIR_MCP_TOKEN; prefer the environment "
+                     "(403 otherwise). Defaults to MEMDIR_MCP_TOKEN; prefer the environment "
                      "variable, which stays out of the process list."),
     ] = None,
     allow_remote: Annotated[
@@ -92,7 +92,7 @@ def serve(
 
         memdir serve ./memories --profile anthropic --write
 
-        MEMDIR_MCP_TOKEN=s3cret memdir serve ./memories --write --transport http --port 8765
+        MEMDIR_MCP_TOKEN=s3cret memdir serve ./memories --transport http
     """
     # Imported here: the MCP SDK takes most of a second to load, and other commands never need it.
     from memdir.server import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Annotated
 
 import typer
@@ -14,12 +15,23 @@ from memdir.store import ROOT, Entry, StoreError
 __all__ = ["entry_dict", "register", "tree", "tree_lines"]
 
 
-def _label(entry: Entry) -> str:
+def _label(entry: Entry, hidden: Mapping[str, int]) -> str:
     name = escape(entry.path.rsplit("/", 1)[-1])
     if entry.is_dir:
-        return f"[bold blue]{name}/[/]"
+        below = hidden.get(entry.path)
+        return f"[bold blue]{name}/[/]" + (f"  [dim]{below:,} file(s) below[/]" if below else "")
     desc = escape(entry.description) if entry.description else "[red](no description)[/]"
     return f"{name}  [dim]{entry.size:,} B[/]  {desc}"
+
+
+def files_below_the_cut(everything: list[Entry], depth: int) -> dict[str, int]:
+    """Files deeper than ``depth`` in ``everything``, counted under their folder at ``depth``."""
+    counts: dict[str, int] = {}
+    for entry in everything:
+        if not entry.is_dir and entry.depth > depth:
+            cut = "/".join(entry.path.split("/")[: entry.path.count("/") - entry.depth + depth + 1])
+            counts[cut] = counts.get(cut, 0) + 1
+    return counts
 
 
 def entry_dict(entry: Entry) -> dict[str, object]:
@@ -30,12 +42,15 @@ def entry_dict(entry: Entry) -> dict[str, object]:
             "description": entry.description}
 
 
-def tree_lines(top: str, entries: list[Entry]) -> list[str]:
+def tree_lines(top: str, entries: list[Entry],
+               hidden: Mapping[str, int] | None = None) -> list[str]:
     """Lines (rich markup) drawing ``entries``, as listed by :meth:`Store.walk`, under ``top``.
 
     Drawn by hand rather than with ``rich.tree`` so that long descriptions are
-    never cropped to the terminal's width.
+    never cropped to the terminal's width. ``hidden`` maps a folder drawn
+    without its contents (cut by a depth limit) to the files it holds.
     """
+    hidden = hidden or {}
     children: dict[str, list[Entry]] = {}
     for entry in entries:
         children.setdefault(entry.path.rsplit("/", 1)[0], []).append(entry)
@@ -45,7 +60,7 @@ def tree_lines(top: str, entries: list[Entry]) -> list[str]:
         kids = children.get(folder, [])
         for index, entry in enumerate(kids):
             last = index == len(kids) - 1
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry)}")
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry, hidden)}")
             if entry.is_dir:
                 draw(entry.path, prefix + ("    " if last else "│   "))
 
@@ -84,17 +99,27 @@ def tree(
     try:
         top = store.resolve(path, "dir").virtual
         entries = store.walk(top, max_depth=depth)
+        # The counts are the whole tree's, also when --depth shows only its top.
+        everything = entries if depth is None else store.walk(top, describe=False)
     except StoreError as exc:
         fail(str(exc), f"list the whole store with `memdir tree {shlex.quote(str(store_path))}`.")
-    files = sum(1 for e in entries if not e.is_dir)
-    folders = len(entries) - files
+    files = sum(1 for e in everything if not e.is_dir)
+    folders = len(everything) - files
+    hidden = {} if depth is None else files_below_the_cut(everything, depth)
     if as_json:
-        print_json({"path": top, "folders": folders, "files": files,
-                    "entries": [entry_dict(e) for e in entries]})
+        print_json({"path": top, "folders": folders, "files": files, "depth": depth,
+                    "entries": [entry_dict(e) | ({"files_below": hidden[e.path]}
+                                                 if e.path in hidden else {})
+                                for e in entries]})
         return
-    for line in tree_lines(top, entries):
+    for line in tree_lines(top, entries, hidden):
         console.print(line)
-    console.print(f"[dim]{folders} folder(s), {files} file(s)[/]")
+    cut = ""
+    if len(entries) < len(everything):
+        drawn = sum(1 for e in entries if not e.is_dir)
+        cut = (f"; drawn to depth {depth}: {len(entries) - drawn:,} folder(s), "
+               f"{drawn:,} file(s) (raise --depth to see the rest)")
+    console.print(f"[dim]{folders:,} folder(s), {files:,} file(s){cut}[/]")
 
 
 def register(app: typer.Typer) -> None:
