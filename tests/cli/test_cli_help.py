@@ -88,6 +88,8 @@ def test_a_grep_loads_neither_agents_nor_the_ranked_index(sample_dir: object) ->
         "from memdir.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     assert not loaded & {*HEAVY, "rich"}, loaded
+    # Nor an event loop or the write lock's module: a search neither awaits nor locks.
+    assert not loaded & {"asyncio", "filelock"}, loaded
 
 
 def _leaf_commands() -> list[tuple[str, typer.core.TyperCommand]]:
@@ -155,6 +157,7 @@ def test_usage_lines_name_arguments_as_a_shell_reader_expects() -> None:
         shown = CliRunner().invoke(app, argv).output
         usage = next(line for line in shown.splitlines() if line.startswith("Usage:"))
         assert "{" not in usage and "}" not in usage, usage
-    assert "memdir tree [OPTIONS] STORE [PATH]" in CliRunner().invoke(app, ["tree", "--help"]).output
+    shown = CliRunner().invoke(app, ["tree", "--help"]).output
+    assert "memdir tree [OPTIONS] STORE [PATH]" in shown
     shown = CliRunner().invoke(app, ["history", "./m", "show", "--help"]).output
     assert "memdir history STORE show [OPTIONS] STEP" in shown

@@ -13,7 +13,6 @@ for, so the model is never told a change failed that then lands.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import queue
 import threading
@@ -21,7 +20,10 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # asyncio is imported where a call is run, not to read a deadline
+    import asyncio
 
 __all__ = [
     "CallLimits",
@@ -142,6 +144,8 @@ class _Worker(threading.Thread):
         self._lock = lock
 
     def run(self) -> None:
+        import asyncio
+
         with asyncio.Runner() as runner:
             while (job := self.jobs.get()) is not None:
                 try:
@@ -190,6 +194,8 @@ async def run_bounded(make: Callable[[], Awaitable[T]], seconds: float, *, aband
     Raises:
         CallTimeoutError: ``abandon`` is set and the call did not finish in time.
     """
+    import asyncio
+
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not on asyncio (trio): run here, bounded only from inside
