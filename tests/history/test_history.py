@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 from pathlib import Path
 
@@ -146,3 +148,92 @@ def test_restore_puts_the_live_store_back_to_a_step(history: History, tmp_path: 
     assert sorted(p.name for p in (store.root / "people").iterdir()) == ["b.md"]
     assert tmp_path.is_dir()
     assert history.restore(1) == step and history.verify().ok
+
+
+def test_planted_ignore_and_attribute_files_change_nothing_recorded(history: History) -> None:
+    # What `echo '*' > /memories/.gitignore` through bash leaves: git would skip every
+    # new file, and a planted .gitattributes would rewrite line endings in blobs.
+    root = history.store.root
+    (root / ".gitignore").write_text("*\n")
+    (root / ".gitattributes").write_text("* text eol=crlf\n*.md filter=lfs\n")
+    (root / "people" / ".gitignore").write_text("*.md\n")
+    history.store.create("/memories/people/c.md", _doc("c", "line one\nline two"))
+    history.snapshot("chunk 5")
+    state = history.read_state(-1)
+    assert state["/memories/people/c.md"] == _doc("c", "line one\nline two")
+    assert {"/memories/.gitignore", "/memories/.gitattributes",
+            "/memories/people/.gitignore"} <= set(state)
+    assert history.verify().ok
+    # A restore of that step keeps the file the ignore rules would have dropped.
+    history.store.delete("/memories/people/c.md")
+    history.restore(-1)
+    assert (root / "people" / "c.md").read_bytes() == _doc("c", "line one\nline two").encode()
+
+
+def test_user_git_config_does_not_reach_snapshots(
+    history: History, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user configuration that would ignore every file and convert line endings.
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "ignore").write_text("*\n")
+    (home / ".gitconfig").write_text(
+        f"[core]\n\texcludesFile = {home / 'ignore'}\n\tautocrlf = true\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    history.store.create("/memories/d.md", _doc("d", "kept"))
+    history.snapshot("chunk 5")
+    assert history.read_state(-1)["/memories/d.md"] == _doc("d", "kept")
+
+
+def test_verify_names_a_file_a_snapshot_left_out(history: History) -> None:
+    # Reproduce what the old snapshot did under a planted .gitignore: a commit, taken
+    # after the file was written, that does not hold it.
+    root = history.store.root
+    history.store.create("/memories/e.md", _doc("e", "written before the snapshot"))
+    later = "@4000000000 +0000"  # 2096: long after the file was written
+    env = {"GIT_AUTHOR_DATE": later, "GIT_COMMITTER_DATE": later,
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "lossy"], cwd=root, check=True,
+                   env={**os.environ, **env})
+    report = history.verify()
+    assert not report.ok
+    assert any(m.startswith("/memories/e.md is missing from step 4") for m in report.mismatches)
+    # A change made after the newest snapshot is pending, not a mismatch.
+    history.snapshot("chunk 6")
+    history.store.create("/memories/f.md", _doc("f", "new"))
+    assert history.verify().ok
+
+
+def _plant_deep_file(root: Path, levels: int, text: str) -> None:
+    """A file ``levels`` folders down, made as bash would (no store checks on depth)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        out = os.open("x.md", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=fd)
+        os.write(out, text.encode())
+        os.close(out)
+    finally:
+        os.close(fd)
+
+
+def test_a_tree_a_thousand_levels_deep_is_verified_rebuilt_and_restored(
+    history: History, tmp_path: Path
+) -> None:
+    store = history.store
+    _plant_deep_file(store.root, 1000, _doc("x", "deep"))
+    history.snapshot("deep")
+    deep = "/memories/" + "d/" * 1000 + "x.md"
+    assert history.read_state(-1)[deep] == _doc("x", "deep")
+    assert history.verify().ok
+    rebuilt = history.checkout_to(-1, tmp_path / "rebuilt")
+    assert deep in rebuilt.capture()[0]
+    store.reset_to({})
+    history.restore(-1)
+    assert store.capture()[0][deep] == _doc("x", "deep").encode()

@@ -4,15 +4,23 @@ Every snapshot is one git commit of the whole store, so any past state can be
 rebuilt exactly in another folder, two states can be compared, and people can
 inspect the history with ordinary git commands (``git log`` inside the store).
 The repository lives in ``.git`` at the root, hidden from the store's listings
-because its name starts with a dot; ``.memdir/`` (the lock file) and the
-temporary files of atomic writes are excluded through ``.git/info/exclude``.
+because its name starts with a dot.
 
-git is driven through its command line with an explicit author and committer,
-so snapshots work on machines where git was never configured.
+A snapshot records exactly the store's regular files, whatever ignore or
+attribute files the store itself holds: memdir's state (``.memdir/``) and the
+temporary files of atomic writes are left out by pathspec, never by ignore
+rules, ignored files are added all the same, and ``.git/info/attributes`` (which
+outranks any ``.gitattributes`` in the tree) turns off every content
+conversion, so each blob is the file's bytes.
+
+git is driven through its command line with an explicit author, committer and
+configuration: no user or system git configuration is read, so snapshots work,
+and behave the same, on machines where git was never configured.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -22,7 +30,7 @@ from pathlib import Path
 from typing import Final
 
 from memdir.store._errors import StoreError
-from memdir.store._paths import ROOT
+from memdir.store._paths import ROOT, open_dir, open_root, posix_parts, remove_at
 from memdir.store._store import STATE_DIR, Store
 
 __all__ = ["History", "HistoryError", "StateDiff", "Step", "VerifyReport"]
@@ -40,7 +48,20 @@ _CONFIG: Final = (
     "-c", "core.hooksPath=/dev/null",
     "-c", "init.defaultBranch=main",
 )
+_ISOLATED: Final = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+"""No system or user configuration: what memdir's git does depends on the store alone."""
 _EXCLUDES: Final = (f"/{STATE_DIR}/", ".tmp-*.part")
+"""Listed in ``.git/info/exclude`` too, so plain ``git status`` in the store agrees."""
+_PATHSPEC: Final = (
+    "--", ".", f":(exclude,top){STATE_DIR}", ":(exclude,glob)**/.tmp-*.part",
+)
+"""What a snapshot records: everything under the root but memdir's state and temporary files."""
+_ATTRIBUTES: Final = (
+    "# memdir: snapshots hold each file's exact bytes, whatever .gitattributes the store holds.",
+    "* -text !eol !filter !ident !working-tree-encoding !export-subst !export-ignore",
+)
+_FILE_MODES: Final = frozenset({"100644", "100755"})
+"""Entries of a snapshot that are store files; links (120000) are not part of a store."""
 _SEP: Final = "\x1f"
 
 
@@ -114,7 +135,9 @@ class History:
         check: bool = True,
     ) -> bytes:
         base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        full_env = {**base, **_IDENTITY, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+        full_env = {
+            **base, **_IDENTITY, **_ISOLATED, "GIT_TERMINAL_PROMPT": "0", **(env or {})
+        }
         try:
             done = subprocess.run(
                 ["git", *_CONFIG, *args],
@@ -148,15 +171,16 @@ class History:
     # -- recording -------------------------------------------------------------
 
     def init(self) -> None:
-        """Create the repository if missing and exclude memdir's own state; idempotent."""
+        """Create the repository if missing and pin how it records files; idempotent."""
         if not self.initialized:
             self._git("init", "-q")
-        exclude = self.root / ".git" / "info" / "exclude"
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        lines = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
-        missing = [pattern for pattern in _EXCLUDES if pattern not in lines]
-        if missing:
-            exclude.write_text("\n".join([*lines, *missing]) + "\n", encoding="utf-8")
+        info = self.root / ".git" / "info"
+        _ensure_lines(info / "exclude", _EXCLUDES)
+        _ensure_lines(info / "attributes", _ATTRIBUTES)
+
+    def _add_all(self, *, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> None:
+        """Stage every file of the tree, ignored ones included, as its exact bytes."""
+        self._git("add", "--all", "--force", *_PATHSPEC, env=env, cwd=cwd)
 
     def snapshot(self, message: str) -> str:
         """Record the store's current state as a new step and return its commit id.
@@ -172,7 +196,7 @@ class History:
             raise HistoryError("A snapshot needs a message naming its unit, e.g. 'chunk 3'.")
         self.init()
         with self.store.locked():
-            self._git("add", "-A", ".")
+            self._add_all()
             self._git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
         return self._git("rev-parse", "HEAD").decode().strip()
 
@@ -229,8 +253,8 @@ class History:
             if not entry:
                 continue
             meta, path = entry.split(b"\t", 1)
-            _mode, kind, blob = meta.decode().split()
-            if kind == "blob":
+            mode, kind, blob = meta.decode().split()
+            if kind == "blob" and mode in _FILE_MODES:
                 found[f"{ROOT}/{path.decode('utf-8')}"] = blob
         return found
 
@@ -287,10 +311,22 @@ class History:
         blobs = self.blobs(ref)
         contents = self.read_blobs(blobs.values())
         target.mkdir(parents=True, exist_ok=True)
-        for path, blob in blobs.items():
-            host = target.joinpath(*path[len(ROOT) + 1 :].split("/"))
-            host.parent.mkdir(parents=True, exist_ok=True)
-            host.write_bytes(contents[blob])
+        # Through folder handles, one level at a time: a tree of any depth is rebuilt
+        # without recursion and without host paths longer than the system allows.
+        root_fd = open_root(target)
+        try:
+            for path, blob in blobs.items():
+                parts = posix_parts(path)
+                folder = open_dir(root_fd, parts[:-1], create=True)
+                try:
+                    fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600,
+                                 dir_fd=folder)
+                    with os.fdopen(fd, "wb") as out:
+                        out.write(contents[blob])
+                finally:
+                    os.close(folder)
+        finally:
+            os.close(root_fd)
 
     def diff(self, a: int | str | Step, b: int | str | Step) -> StateDiff:
         """Compare two steps: paths added, removed and modified, and a unified diff."""
@@ -307,19 +343,39 @@ class History:
         return StateDiff(added, removed, modified, patch.decode("utf-8", "replace"))
 
     def verify(self) -> VerifyReport:
-        """Replay every step into a scratch folder and check it hashes to its snapshot's tree."""
+        """Replay every step, and check the newest one holds every file it should.
+
+        Each step is rebuilt in a scratch folder and must hash to its snapshot's
+        tree. Then the live store is compared with the newest step: a file that
+        differs from it (or is missing from it) although its inode last changed
+        before that step was taken was left out of the snapshot, and is a
+        mismatch. Files changed since then are simply not recorded yet.
+
+        Cost: every step's files are written once, so it grows with steps times
+        store size.
+        """
         steps = self.steps()
         mismatches: list[str] = []
-        with tempfile.TemporaryDirectory(prefix="memdir-verify-") as scratch:
+        if steps:
+            mismatches += self._left_out(steps[-1])
+        scratch = Path(tempfile.mkdtemp(prefix="memdir-verify-"))
+        scratch_fd = open_root(scratch)
+        try:
             for step in steps:
-                folder = Path(scratch) / f"step-{step.index}"
+                folder = scratch / f"step-{step.index}"
                 self._write_state(step, folder)
-                tree = self._tree_of(folder, Path(scratch) / f"index-{step.index}")
+                tree = self._tree_of(folder, scratch / f"index-{step.index}")
+                remove_at(scratch_fd, folder.name)  # no recursion, whatever the depth
                 if tree != step.tree:
                     mismatches.append(
                         f"step {step.index} ({step.commit[:10]}): rebuilt tree {tree[:10]} "
                         f"differs from recorded tree {step.tree[:10]}"
                     )
+        finally:
+            for entry in os.listdir(scratch_fd):
+                remove_at(scratch_fd, entry)
+            os.close(scratch_fd)
+            scratch.rmdir()
         return VerifyReport(len(steps), mismatches)
 
     def _tree_of(self, folder: Path, index_file: Path) -> str:
@@ -328,5 +384,55 @@ class History:
             "GIT_WORK_TREE": str(folder),
             "GIT_INDEX_FILE": str(index_file),
         }
-        self._git("add", "-A", "--", ".", env=env, cwd=folder)
+        self._add_all(env=env, cwd=folder)
         return self._git("write-tree", env=env, cwd=folder).decode().strip()
+
+    def _left_out(self, newest: Step) -> list[str]:
+        """Live files that predate ``newest`` but are not in it as they are."""
+        taken = int(self._git("show", "-s", "--format=%ct", newest.commit).decode().strip())
+        recorded = self.blobs(newest)
+        files, _folders = self.store.capture()
+        problems: list[str] = []
+        for path, data in sorted(files.items()):
+            if recorded.get(path) == _blob_id(data):
+                continue
+            changed = self._changed_at(posix_parts(path))
+            if changed is None:
+                continue  # removed since it was read: a change after the snapshot
+            # ctime cannot be set back from user space; a second of margin covers
+            # the commit time's rounding down to whole seconds.
+            if changed < taken - 1:
+                state = "differs in" if path in recorded else "is missing from"
+                problems.append(
+                    f"{path} {state} step {newest.index} ({newest.commit[:10]}) although "
+                    "it was last changed before that snapshot: the snapshot left it out"
+                )
+        return problems
+
+    def _changed_at(self, parts: tuple[str, ...]) -> float | None:
+        """The inode change time of a store file, or None once it is gone."""
+        root_fd = open_root(self.root)
+        try:
+            folder = open_dir(root_fd, parts[:-1])
+            try:
+                return os.stat(parts[-1], dir_fd=folder, follow_symlinks=False).st_ctime
+            finally:
+                os.close(folder)
+        except FileNotFoundError:
+            return None
+        finally:
+            os.close(root_fd)
+
+
+def _blob_id(data: bytes) -> str:
+    """The object id git gives a blob holding ``data``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _ensure_lines(path: Path, wanted: Iterable[str]) -> None:
+    """Append to ``path`` each of ``wanted`` it lacks, keeping what it holds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    missing = [line for line in wanted if line not in lines]
+    if missing:
+        path.write_text("\n".join([*lines, *missing]) + "\n", encoding="utf-8")
