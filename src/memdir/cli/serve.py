@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 from enum import StrEnum
 from typing import Annotated
 
 import anyio
 import typer
 
-from memdir.cli._common import StoreArg, err_console, fail, load_toolset, open_store
+from memdir.cli._common import StoreArg, cannot_bind, err_console, fail, load_toolset, open_store
 from memdir.config import get_settings
 
 __all__ = ["Profile", "Transport", "register", "serve"]
@@ -134,7 +133,7 @@ def serve(
             err_console.print("stopped.")
             raise typer.Exit(130) from None
         return
-    problem = _cannot_bind(host, port)
+    problem = cannot_bind(host, port)
     if problem:
         fail(f"cannot listen on {host}:{port}: {problem}.",
              "pick a free port with --port, or stop whatever holds this one.")
@@ -149,22 +148,6 @@ def serve(
         if exc.code:
             fail(f"the HTTP server could not start (uvicorn exit status {exc.code}).",
                  "see the message above.")
-
-
-def _cannot_bind(host: str, port: int) -> str | None:
-    """Why ``host:port`` cannot be bound right now, or None if it can."""
-    try:
-        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        return f"unknown host ({exc.strerror})"
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            return exc.strerror or str(exc)
-    return None
 
 
 def register(app: typer.Typer) -> None:
