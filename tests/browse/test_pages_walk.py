@@ -217,3 +217,9 @@ def test_a_taken_port_is_one_line_and_ctrl_c_exits_130(tmp_path: Path) -> None:
         assert process.wait(timeout=30) == 130
     finally:
         process.kill()
+
+
+def test_chart_value_labels_fit_their_margin() -> None:
+    chart = growth_chart("bytes", [0, 52_000, 104_937], 2, lambda i: f"?step={i}")
+    assert ">105k</text>" in chart.svg and "104,937</text>" not in chart.svg
+    assert chart.current == "104,937"  # the caption keeps the exact value

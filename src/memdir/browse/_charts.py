@@ -49,6 +49,18 @@ def _fmt(value: float | None) -> str:
     return f"{value:.3f}"
 
 
+def _axis_label(value: float) -> str:
+    """A value short enough for the chart's left margin: ``104,937`` reads ``105k``."""
+    size = abs(value)
+    if size >= 10_000_000:
+        return f"{value / 1_000_000:.0f}M"
+    if size >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if size >= 10_000:
+        return f"{value / 1_000:.0f}k"
+    return _fmt(value)
+
+
 def value_range(values: Sequence[float | None]) -> tuple[float, float]:
     """The value axis of a chart: from 0 for counts, else around the data, never too tight.
 
@@ -111,9 +123,9 @@ def growth_chart(title: str, values: Sequence[float | None], current: int,
                      f"{_fmt(v)}</title></circle></a>")
     if present:
         parts.append(f'<text class="value" x="{_LEFT - 3}" y="{bottom}" text-anchor="end">'
-                     f"{_fmt(low)}</text>")
+                     f"{_axis_label(low)}</text>")
         parts.append(f'<text class="value" x="{_LEFT - 3}" y="{_PAD + 7}" text-anchor="end">'
-                     f"{_fmt(high)}</text>")
+                     f"{_axis_label(high)}</text>")
     parts.append(f'<text class="step" x="{_LEFT}" y="{_H - 3}">step 0</text>')
     if last > 0:
         parts.append(f'<text class="step" x="{_W - _PAD}" y="{_H - 3}" text-anchor="end">'
