@@ -60,6 +60,7 @@ from memdir.skills._run import (
 from memdir.skills._trajectory import TRAJECTORY_SCHEMA, Trajectory, render_trajectory
 from memdir.skills._variants import (
     EPISODES,
+    NO_EXPERIENCE,
     VARIANT_NAMES,
     CuratedVariant,
     EpisodeLogVariant,
@@ -77,6 +78,7 @@ __all__ = [
     "EPISODES",
     "EXPERT",
     "FAMILIES",
+    "NO_EXPERIENCE",
     "NO_GUIDANCE",
     "SPLIT",
     "STEP_SCHEMA",
