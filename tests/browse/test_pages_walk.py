@@ -100,7 +100,7 @@ def run_site(moved_run: Path, serve_catalog: Any) -> Served:
 
 def _cell(run_site: Served) -> str:
     index = get(run_site, "/").text
-    return index.split('href="/run/cell/', 1)[1].split('"', 1)[0]
+    return index.split('/run/cell/', 1)[1].split('"', 1)[0]
 
 
 def test_a_cell_page_opens_on_its_scores_and_pages_its_questions(run_site: Served) -> None:
@@ -129,7 +129,7 @@ def test_the_run_links_its_report_once_written(moved_run: Path, serve_catalog: A
     assert "no report yet" in before and "memdir study report" in before
     write_report(moved_run)
     site = serve_catalog(open_target(moved_run))
-    assert 'href="/run/report/"' in get(site, "/").text
+    assert f'href="/{site.token}/run/report/"' in get(site, "/").text
     report = get(site, "/run/report/")
     assert report.status_code == 200 and "<table>" in report.text
     figure = report.text.split('<img src="', 1)[1].split('"', 1)[0]
@@ -154,15 +154,19 @@ def sample_site(serve_catalog: Any, tmp_path_factory: pytest.TempPathFactory) ->
 def test_a_404_keeps_the_stores_navigation(sample_site: Served) -> None:
     missing = get(sample_site, "/s/store/file/nowhere.md")
     assert missing.status_code == 404
-    assert 'action="/s/store/search"' in missing.text and "the store's tree" in missing.text
+    assert "/s/store/search" in missing.text and "the store's tree" in missing.text
+    # the same with the token in the path, as a browser opens it
+    opened = httpx.get(sample_site.page("/s/store/file/nowhere.md"), timeout=60)
+    assert opened.status_code == 404
+    assert f'action="/{sample_site.token}/s/store/search"' in opened.text
 
 
 def test_a_file_deleted_since_a_step_has_no_dead_now_link(sample_site: Served) -> None:
     past = get(sample_site, "/s/store/file/plans/theo-visits-bristol.md?step=0").text
     assert "deleted since" in past
-    assert 'href="/s/store/file/plans/theo-visits-bristol.md">now' not in past
+    assert 'theo-visits-bristol.md">now' not in past
     kept = get(sample_site, "/s/store/file/people/maya.md?step=0").text
-    assert 'href="/s/store/file/people/maya.md">now</a>' in kept
+    assert f'href="/{sample_site.token}/s/store/file/people/maya.md">now</a>' in kept
 
 
 def test_a_turn_of_a_conversation_from_no_benchmark(sample_site: Served) -> None:
