@@ -9,8 +9,10 @@ example missing from both is a failure, so none is skipped silently.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +28,7 @@ from memdir.sample import build_sample_store
 ROOT = typer.main.get_command(app)
 WIDTH = 80
 NOT_RUN = {
-    "serve ./memories --transport http": "an HTTP server that waits for clients (tests/server)",
+    "--transport http": "an HTTP server that waits for clients (tests/server)",
     "browse": "a web server that waits for a browser (tests/browse drive it)",
     "-m openai/": "needs an OpenAI API key",
     "--model openai/": "needs an OpenAI API key",
@@ -115,9 +117,17 @@ def test_each_example_runs_as_written(example: str, tmp_path: Path) -> None:
     memdir = shlex.join([sys.executable, "-m", "memdir"])
     line = " ".join(memdir if w == "memdir" else shlex.quote(w) if w not in "|" else w
                     for w in words)
-    done = subprocess.run(line, shell=True, cwd=tmp_path, stdin=subprocess.DEVNULL,  # noqa: S602
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, f"{example}\n{done.stdout}\n{done.stderr}"
+    # In a session of its own: an example that hangs (a server) is stopped whole.
+    process = subprocess.Popen(line, shell=True, cwd=tmp_path, stdin=subprocess.DEVNULL,  # noqa: S602
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == 0, f"{example}\n{out}\n{err}"
 
 
 def test_every_example_that_is_not_run_says_why() -> None:
