@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,32 @@ def no_data_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
+
+
+def make_deep_tree(root: Path, levels: int, name: str, text: str, folder: str = "d") -> str:
+    """Folders ``levels`` deep below ``root`` with one file at the bottom, made by hand.
+
+    Made as a shell command would make them (the store's own writes refuse such
+    depths); returns the file's agent path. Remove the tree with
+    :meth:`Store.delete` (``/memories/<folder>``): pytest's clean-up of old temp
+    folders recurses and fails on it.
+    """
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir(folder, dir_fd=fd)
+            child = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=fd)
+        with os.fdopen(out, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    finally:
+        os.close(fd)
+    return "/memories/" + f"{folder}/" * levels + name
+
+
+@pytest.fixture
+def deep_tree() -> Callable[..., str]:
+    """:func:`make_deep_tree`, for tests that need a tree deeper than the store makes."""
+    return make_deep_tree

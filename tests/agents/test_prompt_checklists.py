@@ -2,8 +2,7 @@
 
 The checklists live beside the prompts (src/memdir/agents/prompts/checklists/). Each
 point's passage is looked up in the prompt as rendered for every harness it lists,
-so a checklist can claim only what the text sent to the model says. The judge
-prompts are left to their own owner's checklist (they are graded elsewhere).
+so a checklist can claim only what the text sent to the model says.
 """
 
 from __future__ import annotations
@@ -19,9 +18,6 @@ from memdir.agents._checklists import (
 )
 from memdir.tools import HARNESSES
 
-UNCHECKED = ("judge-",)
-"""Prompt families with no checklist here: the judge's templates."""
-
 
 def test_every_point_of_every_checklist_is_carried_by_the_prompt_as_sent() -> None:
     gaps = check_checklists()
@@ -35,7 +31,7 @@ def test_every_prompt_has_a_checklist_under_every_harness_that_changes_it() -> N
         for prompt, harnesses in checklist.prompts.items():
             assert prompt not in listed, f"{prompt} is in two checklists"
             listed[prompt] = harnesses
-    wanted = [p for p in prompt_names() if not p.startswith(UNCHECKED)]
+    wanted = list(prompt_names())
     assert sorted(listed) == sorted(wanted)
     for prompt in wanted:  # a prompt a harness rewords is checked as each harness sends it
         center = rendered(prompt)

@@ -31,6 +31,7 @@ def test_every_prompt_loads_and_hashes_its_final_text() -> None:
         "turn-task": {"task": "t"},
         "turn-task-guidance": {"task": "t"},
         "turn-step": {"counter": "", "observation": "o", "admissible": "a"},
+        "turn-compact": {"first": "1", "last": "3", "steps": "- step 1: look"},
         "turn-foldering": {"count": "3"},
         "turn-reorganize": {"number": "1", "total": "5"},
     }

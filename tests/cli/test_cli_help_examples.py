@@ -29,6 +29,7 @@ ROOT = typer.main.get_command(app)
 WIDTH = 80
 NOT_RUN = {
     "--transport http": "an HTTP server that waits for clients (tests/server)",
+    "--sync": "syncs with a remote the store's replica names (docs/replicas.md, tests)",
     "browse": "a web server that waits for a browser (tests/browse drive it)",
     "-m openai/": "needs an OpenAI API key",
     "--model openai/": "needs an OpenAI API key",

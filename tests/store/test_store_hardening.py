@@ -13,6 +13,7 @@ import threading
 import time
 import tracemalloc
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -324,8 +325,10 @@ def test_a_lock_not_acquired_in_time_is_a_store_error(tmp_path: Path) -> None:
         proc.wait()
 
 
-def test_a_tree_a_thousand_folders_deep_works_everywhere(store: Store) -> None:
-    store.write("/memories/" + "d/" * 1000 + "deep.md", DOC.format(name="deep"))
+def test_a_tree_a_thousand_folders_deep_works_everywhere(
+    store: Store, deep_tree: Callable[..., str]
+) -> None:
+    deep_tree(store.root, 1000, "deep.md", DOC.format(name="deep"))
     try:
         assert store.files()[-1].endswith("/deep.md")
         assert len(store.walk()) == 1001
@@ -335,11 +338,12 @@ def test_a_tree_a_thousand_folders_deep_works_everywhere(store: Store) -> None:
     assert store.walk() == []
 
 
-def test_grep_finds_a_file_a_thousand_folders_deep(store: Store) -> None:
+def test_grep_finds_a_file_a_thousand_folders_deep(
+    store: Store, deep_tree: Callable[..., str]
+) -> None:
     from memdir.tools._grep import grep_store
 
-    path = "/memories/" + "d/" * 1000 + "deep.md"
-    store.write(path, DOC.format(name="deep"))
+    path = deep_tree(store.root, 1000, "deep.md", DOC.format(name="deep"))
     try:
         assert [h.path for h in grep_store(store, "Notes")] == [path]
     finally:

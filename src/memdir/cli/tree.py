@@ -10,18 +10,20 @@ import typer
 from rich.markup import escape
 
 from memdir.cli._common import StoreArg, console, fail, json_errors, open_store, print_json
-from memdir.store import ROOT, Entry, StoreError
+from memdir.store import ROOT, Entry, StoreError, listing_mark
 
 __all__ = ["entry_dict", "register", "tree", "tree_lines"]
 
 
-def _label(entry: Entry, hidden: Mapping[str, int]) -> str:
+def _label(entry: Entry, mark: str | None = None,
+           hidden: Mapping[str, int] | None = None) -> str:
     name = escape(entry.path.rsplit("/", 1)[-1])
     if entry.is_dir:
-        below = hidden.get(entry.path)
+        below = (hidden or {}).get(entry.path)
         return f"[bold blue]{name}/[/]" + (f"  [dim]{below:,} file(s) below[/]" if below else "")
     desc = escape(entry.description) if entry.description else "[red](no description)[/]"
-    return f"{name}  [dim]{entry.size:,} B[/]  {desc}"
+    flag = f"[bold red]{escape(mark)}[/] " if mark else ""
+    return f"{name}  [dim]{entry.size:,} B[/]  {flag}{desc}"
 
 
 def files_below_the_cut(everything: list[Entry], depth: int) -> dict[str, int]:
@@ -43,12 +45,16 @@ def entry_dict(entry: Entry) -> dict[str, object]:
 
 
 def tree_lines(top: str, entries: list[Entry],
+               marks: Mapping[str, str] | None = None,
                hidden: Mapping[str, int] | None = None) -> list[str]:
     """Lines (rich markup) drawing ``entries``, as listed by :meth:`Store.walk`, under ``top``.
 
     Drawn by hand rather than with ``rich.tree`` so that long descriptions are
-    never cropped to the terminal's width. ``hidden`` maps a folder drawn
-    without its contents (cut by a depth limit) to the files it holds.
+    never cropped to the terminal's width, and without recursion, so a tree
+    deeper than the interpreter's recursion limit (made by hand or by a shell
+    command) is drawn too. ``marks`` (path -> words) flags files before their
+    description, e.g. the ones a sync left with a conflict; ``hidden`` maps a
+    folder drawn without its contents (cut by a depth limit) to the files it holds.
     """
     hidden = hidden or {}
     children: dict[str, list[Entry]] = {}
@@ -63,7 +69,8 @@ def tree_lines(top: str, entries: list[Entry],
     stack = pending(top, "")
     while stack:  # depth first with a stack: a thousand folders deep is drawn like three
         entry, prefix, last = stack.pop()
-        lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry, hidden)}")
+        label = _label(entry, (marks or {}).get(entry.path), hidden)
+        lines.append(f"{prefix}{'└── ' if last else '├── '}{label}")
         if entry.is_dir:
             stack.extend(pending(entry.path, prefix + ("    " if last else "│   ")))
     return lines
@@ -113,7 +120,7 @@ def tree(
                                                  if e.path in hidden else {})
                                 for e in entries]})
         return
-    for line in tree_lines(top, entries, hidden):
+    for line in tree_lines(top, entries, listing_mark(store.root), hidden):
         console.print(line)
     cut = ""
     if len(entries) < len(everything):

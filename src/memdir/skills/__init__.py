@@ -31,7 +31,7 @@ from memdir.skills._env import (
     StepResult,
     alfworld_missing,
 )
-from memdir.skills._execution import NO_GUIDANCE, ModelPolicy, parse_action
+from memdir.skills._execution import NO_GUIDANCE, Compaction, ModelPolicy, parse_action
 from memdir.skills._expert import ExpertPolicy, to_legacy, to_move
 from memdir.skills._families import (
     CHAIN_COUNT,
@@ -93,6 +93,7 @@ __all__ = [
     "ChainManifest",
     "ChainPlayer",
     "ChainMismatchError",
+    "Compaction",
     "CuratedVariant",
     "EnvError",
     "EpisodeLogVariant",

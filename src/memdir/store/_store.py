@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
+from memdir.store._deadline import check_deadline
 from memdir.store._errors import (
     ConflictError,
     FileExistsInStoreError,
@@ -34,13 +35,16 @@ from memdir.store._errors import (
 from memdir.store._frontmatter import description_of
 from memdir.store._paths import (
     ANY_NAME,
+    FILE_MODE,
     MARKDOWN,
     ROOT,
     Kind,
     NamePolicy,
     StorePath,
+    check_new_path,
     dir_handle,
     lstat_at,
+    make_folders,
     open_dir,
     open_root,
     os_error,
@@ -53,7 +57,14 @@ from memdir.store._paths import (
     write_at,
     write_temp_at,
 )
-from memdir.store._tree import Node, capture_tree, make_plain, reset_tree, walk_tree
+from memdir.store._tree import (
+    Node,
+    capture_tree,
+    make_plain,
+    reset_tree,
+    subtree_extent,
+    walk_tree,
+)
 
 if TYPE_CHECKING:  # filelock pulls in asyncio: loaded on the first write, not to read
     from filelock import FileLock
@@ -73,6 +84,7 @@ DEFAULT_LOCK_TIMEOUT: Final = 60.0
 STATE_DIR: Final = ".memdir"
 _HEAD_BYTES: Final = 4096
 _MAX_HEADER_BYTES: Final = 64 * 1024
+_EDIT_ATTEMPTS: Final = 3
 
 
 class _AnyVersion:
@@ -141,7 +153,7 @@ class Store:
     ) -> None:
         path = Path(root).expanduser()
         if create:
-            path.mkdir(parents=True, exist_ok=True)
+            make_folders(path)
         if not path.is_dir():
             raise StoreError(
                 f"No store at {path}: the folder does not exist. "
@@ -169,12 +181,14 @@ class Store:
 
             with _LOCK_MADE:
                 if self._file_lock is None:
-                    self._file_lock = FileLock(self._lock_path, timeout=self.lock_timeout)
+                    self._file_lock = FileLock(self._lock_path, timeout=self.lock_timeout,
+                                               mode=FILE_MODE)
         return self._file_lock
 
     def _state_dir(self) -> Path:
         state = self.root / STATE_DIR
-        state.mkdir(exist_ok=True)
+        if not state.is_dir():
+            make_folders(state)  # it holds derived data (a search index): the owner's only
         return state
 
     def _sweep_temps(self) -> None:
@@ -300,6 +314,7 @@ class Store:
         fd = -1
         try:
             for node in nodes:
+                check_deadline()  # a search over thousands of files stops on time
                 parent = node.parts[:-1]
                 if parent != folder:
                     if fd >= 0:
@@ -412,6 +427,7 @@ class Store:
         virtual = to_virtual(parts)
         data = _encode(text, virtual)
         self._check_size(virtual, len(data))
+        self._check_new(parts)
         with self.locked():
             try:
                 with dir_handle(self.root, parts[:-1], create=True) as fd:
@@ -422,6 +438,14 @@ class Store:
                 raise self._fail(exc, virtual) from None
             self.note_change()
         return digest_text(text)
+
+    def _check_new(self, parts: tuple[str, ...]) -> None:
+        """Refuse a new file too deep or too long (:func:`check_new_path`); existing ones pass."""
+        try:
+            check_new_path(parts)
+        except PathError:
+            if self.kind(to_virtual(parts)) is None:
+                raise
 
     def _current(self, fd: int, name: str, virtual: str) -> str | None:
         """The version of ``name`` in the folder ``fd``; refuse anything but a regular file."""
@@ -448,18 +472,33 @@ class Store:
         *,
         expect: str | _AnyVersion = ANY_VERSION,
     ) -> str:
-        """Apply ``change`` to a file's text under the lock; return the new digest.
+        """Apply ``change`` to a file's text and write the result; return the new digest.
 
-        ``change`` may raise to abort; nothing is written then.
+        ``change`` runs outside the write lock (it may be CPU work on a large
+        file); the result is written under the lock only if the file still holds
+        the text ``change`` was given. If another writer changed it meanwhile,
+        ``change`` runs again on the new text (with ``expect`` set, the edit is
+        refused instead, as the caller's version is then stale). ``change`` may
+        raise to abort; nothing is written then. It may be called more than once.
 
         Args:
             path: The file to edit.
             change: Old text -> new text.
             expect: The version the caller based the change on (see :meth:`write`).
         """
-        with self.locked():
+        virtual = to_virtual(self.split(path, "file"))
+        for _ in range(_EDIT_ATTEMPTS):
             old = self.read(path)
-            _check_expect(to_virtual(self.split(path)), expect, digest_text(old))
+            version = digest_text(old)
+            _check_expect(virtual, expect, version)
+            new = change(old)
+            try:
+                return self.write(path, new, expect=version)
+            except ConflictError:
+                if not isinstance(expect, _AnyVersion):
+                    raise
+        with self.locked():  # still racing after several tries: hold the lock throughout
+            old = self.read(path)
             new = change(old)
             return self.write(path, new, expect=digest_text(old))
 
@@ -537,6 +576,11 @@ class Store:
                     if st is None:
                         raise NotFoundError(self._missing(src_v))
                     self._check_move(st, src_v, dst_v, dst[-1])
+                    below = (0, 0)
+                    if stat.S_ISDIR(st.st_mode):
+                        with self._root() as root_fd:
+                            below = subtree_extent(root_fd, src)
+                    check_new_path(dst, below)
                     with dir_handle(self.root, dst[:-1], create=True) as dfd:
                         if lstat_at(dfd, dst[-1]) is not None:
                             raise FileExistsInStoreError(
@@ -627,6 +671,8 @@ class Store:
         """
         entries: list[Entry] = []
         for node in self.tree(under, max_depth):
+            if describe:
+                check_deadline()  # each description is a read: thousands of files take a while
             if node.kind == "dir":
                 entries.append(Entry(node.virtual, True, node.depth))
             elif node.kind == "memory":
