@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,7 +62,44 @@ def make_deep_tree(root: Path, levels: int, name: str, text: str, folder: str = 
     return "/memories/" + f"{folder}/" * levels + name
 
 
+def remove_tree(top: Path) -> None:
+    """Remove ``top`` and all below it without recursion (shutil.rmtree recurses per level)."""
+    if not top.exists() and not top.is_symlink():
+        return
+    folders: list[str] = []
+    pending = [str(top)]
+    while pending:
+        folder = pending.pop()
+        folders.append(folder)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)
+
+
+class DeepTrees:
+    """Makes trees with :func:`make_deep_tree` and removes them when the test ends.
+
+    pytest's own clean-up of old temp folders would fail on them. A test that
+    copies such a tree elsewhere removes the copy itself (:meth:`Store.delete`).
+    """
+
+    def __init__(self) -> None:
+        self.made: list[Path] = []
+
+    def __call__(self, root: Path, levels: int, name: str, text: str, folder: str = "d") -> str:
+        self.made.append(Path(root) / folder)
+        return make_deep_tree(root, levels, name, text, folder)
+
+
 @pytest.fixture
-def deep_tree() -> Callable[..., str]:
-    """:func:`make_deep_tree`, for tests that need a tree deeper than the store makes."""
-    return make_deep_tree
+def deep_tree() -> Iterator[DeepTrees]:
+    """A :class:`DeepTrees`, for tests that need a tree deeper than the store makes."""
+    trees = DeepTrees()
+    yield trees
+    for top in trees.made:
+        remove_tree(top)

@@ -26,7 +26,13 @@ import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from memdir.server import TENANT_TOOLSETS, add_tenant, load_tenants, tenants_app
+from memdir.server import (
+    TENANT_TOOLSETS,
+    TenantsError,
+    add_tenant,
+    load_tenants,
+    tenants_app,
+)
 from memdir.tools._sandbox import available_backends
 
 CANARY = "CANARY-" + secrets.token_hex(8)
@@ -301,3 +307,16 @@ async def test_memdir_serve_tenants_from_the_command_line(tmp_path: Path) -> Non
         proc.terminate()
         proc.communicate(timeout=30)
     assert (stores / "ann" / "a.md").is_file() and not (stores / "ben" / "a.md").exists()
+
+
+@pytest.mark.parametrize("content", [b"tenants: [unclosed", b"tenants: \xff\xfe",
+                                     b"- a list\n- not a mapping\n"])
+def test_a_malformed_tenants_file_is_a_clear_error_and_is_left_alone(tmp_path: Path,
+                                                                    content: bytes) -> None:
+    file = tmp_path / "tenants.yaml"
+    file.write_bytes(content)
+    with pytest.raises(TenantsError, match="tenants.yaml"):
+        load_tenants(file)
+    with pytest.raises(TenantsError, match="tenants.yaml"):
+        add_tenant(file, "alice", store="alice", toolset="write", access="write")
+    assert file.read_bytes() == content

@@ -521,3 +521,24 @@ def test_importing_the_store_leaves_pydantic_unloaded() -> None:
                           check=True)
     assert done.stdout.splitlines() == [
         "False", "name='a' description='b' metadata=None", "Frontmatter SkillMetadata"]
+
+
+@pytest.mark.parametrize("kind", ["link-to-folder", "dangling-link", "file"])
+def test_a_state_folder_that_is_not_a_folder_is_refused(tmp_path: Path, kind: str) -> None:
+    # .memdir holds the lock and the saved search index; followed, a link planted there
+    # (an outside program, a clone) had both written wherever it pointed.
+    root = tmp_path / "memories"
+    root.mkdir()
+    (root / "a.md").write_text("---\nname: a\ndescription: d\n---\napple\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if kind == "link-to-folder":
+        os.symlink(elsewhere, root / ".memdir")
+    elif kind == "dangling-link":
+        os.symlink(tmp_path / "nowhere", root / ".memdir")
+    else:
+        (root / ".memdir").write_text("not a folder")
+    with pytest.raises(StoreError, match=r"\.memdir is not a folder memdir made.*Remove it"):
+        Store(root)
+    assert list(elsewhere.iterdir()) == []
+    assert not (tmp_path / "nowhere").exists()

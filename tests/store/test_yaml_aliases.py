@@ -89,7 +89,7 @@ def test_store_commands_answer_on_a_store_holding_the_bomb(tmp_path: Path,
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "memdir"
 CONFIG_READERS = {"config.py", "agents/_prices.py", "agents/_checklists.py", "study/_estimate.py",
-                  "bench/calibration.py"}
+                  "bench/calibration.py", "server/_tenants.py"}
 """Modules that load YAML the project ships or the user writes as settings, never a memory."""
 
 

@@ -93,6 +93,22 @@ def _model() -> Any:
     return TenantsFile
 
 
+def _read_yaml(file: Path) -> Any:
+    """The tenants file as YAML data (None when empty).
+
+    Raises:
+        TenantsError: The file is unreadable or not valid YAML.
+    """
+    import yaml
+
+    try:
+        return yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TenantsError(f"{file}: cannot read the tenants file ({exc.strerror})") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise TenantsError(f"{file}: not valid YAML ({exc}); fix or remove it.") from None
+
+
 def load_tenants(path: str | os.PathLike[str]) -> list[Tenant]:
     """Read and check a tenants file.
 
@@ -100,16 +116,10 @@ def load_tenants(path: str | os.PathLike[str]) -> list[Tenant]:
         TenantsError: The file is unreadable, malformed, names no tenant, or gives
             two tenants the same token.
     """
-    import yaml
     from pydantic import ValidationError
 
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TenantsError(f"{file}: cannot read the tenants file ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise TenantsError(f"{file}: not valid YAML ({exc})") from None
+    data = _read_yaml(file)
     if data is None:
         data = {"tenants": {}}
     try:
@@ -160,9 +170,9 @@ def add_tenant(path: str | os.PathLike[str], name: str, *, store: str, toolset: 
     import yaml
 
     file = Path(path)
-    data: dict[str, Any] = {}
-    if file.exists():
-        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    data: Any = (_read_yaml(file) if file.exists() else None) or {}
+    if not isinstance(data, dict):
+        raise TenantsError(f"{file}: the tenants file must be a mapping with a 'tenants' key.")
     tenants = data.setdefault("tenants", {})
     if not isinstance(tenants, dict):
         raise TenantsError(f"{file}: 'tenants' must be a mapping of tenant names.")

@@ -187,8 +187,18 @@ class Store:
 
     def _state_dir(self) -> Path:
         state = self.root / STATE_DIR
-        if not state.is_dir():
+        try:
+            mode = os.lstat(state).st_mode
+        except FileNotFoundError:
             make_folders(state)  # it holds derived data (a search index): the owner's only
+            return state
+        if not stat.S_ISDIR(mode):
+            # A link would take the lock and the saved search index wherever it points.
+            raise StoreError(
+                f"{state} is not a folder memdir made (a link or a file), so memdir will not "
+                "keep its lock and search index there. Remove it (memdir makes the folder "
+                "again; it holds only derived data) and open the store again."
+            )
         return state
 
     def _sweep_temps(self) -> None:
