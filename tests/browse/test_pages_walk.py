@@ -161,6 +161,14 @@ def test_a_404_keeps_the_stores_navigation(sample_site: Served) -> None:
     assert f'action="/{sample_site.token}/s/store/search"' in opened.text
 
 
+def test_a_404_at_no_route_keeps_the_navigation_and_says_what_to_do(
+        sample_site: Served) -> None:
+    opened = httpx.get(sample_site.page("/no/such/page"), timeout=60)
+    assert opened.status_code == 404
+    assert f'action="/{sample_site.token}/s/store/search"' in opened.text
+    assert "Not Found" not in opened.text and "/no/such/page" in opened.text
+
+
 def test_a_file_deleted_since_a_step_has_no_dead_now_link(sample_site: Served) -> None:
     past = get(sample_site, "/s/store/file/plans/theo-visits-bristol.md?step=0").text
     assert "deleted since" in past

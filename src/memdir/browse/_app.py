@@ -171,13 +171,21 @@ def browse_app(catalog: Catalog, *, token: str | None, host: str = "127.0.0.1") 
 
     async def error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        # Under /s/<store>/ the page keeps that store's navigation (tree, history, search).
+        # Under /s/<store>/ the page keeps that store's navigation (tree, history, search),
+        # and so does any page of a session that shows one store and no run.
         path, root = request.url.path, str(request.scope.get("root_path", ""))
-        parts = path.removeprefix(root).split("/")  # below the token, when it is in the path
+        below = path.removeprefix(root)  # below the token, when it is in the path
+        parts = below.split("/")
         sid = parts[2] if len(parts) > 2 and parts[1] == "s" else None
+        if sid is None and catalog.kind == "store" and len(catalog.stores) == 1:
+            sid = next(iter(catalog.stores))
         where = {"entry": catalog.stores[sid]} if sid in catalog.stores else {}
+        detail = exc.detail
+        if exc.status_code == 404 and detail == "Not Found":  # no route: say what to do
+            detail = (f"No page of this session is at {below}; start again from the "
+                      "memdir browse link at the top left.")
         return browser.page("error.html", status_code=exc.status_code, code=exc.status_code,
-                            detail=exc.detail, **where)
+                            detail=detail, **where)
 
     routes = [
         _route("/", _index, browser),
