@@ -138,6 +138,21 @@ def test_the_run_links_its_report_once_written(moved_run: Path, serve_catalog: A
     assert get(site, "/run/report/../manifest.json").status_code == 404
 
 
+def test_a_closed_book_cell_says_it_has_no_store(serve_catalog: Any, tmp_path: Path) -> None:
+    if not (SHARED_DATA / "locomo").is_dir():
+        pytest.skip("../shared/data/locomo is not present on this machine")
+    config = StudyConfig.model_validate({
+        "name": "closed", "data_dir": str(SHARED_DATA),
+        "benchmarks": [{"name": "locomo", "conversations": ["conv-50"], "limit": 2}],
+        "variants": ["closed-book"], "search": {"models": ["memdir/grep-reader"]},
+    })
+    run_study(config, tmp_path / "closed")
+    site = serve_catalog(open_target(tmp_path / "closed"))
+    assert "none: closed-book" in get(site, "/").text
+    cell = get(site, f"/run/cell/{_cell(site)}").text
+    assert "1 round, 0 tool calls (0 errors)" in cell and "1 rounds" not in cell
+
+
 @pytest.fixture(scope="module")
 def sample_site(serve_catalog: Any, tmp_path_factory: pytest.TempPathFactory) -> Served:
     """The sample store with a history in which a file is deleted after step 0."""
