@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from memdir.study._figures import _Bar, _hbars, scatter_limits  # noqa: E402
+from memdir.study._figures import _Bar, _hbars, label_points, scatter_limits  # noqa: E402
 
 
 def _cap_boxes(ax: object, line: object, renderer: object) -> list[object]:
@@ -54,3 +54,27 @@ def test_cost_against_correctness_draws_a_cell_at_the_origin_whole() -> None:
     for x, y in [(0.0, 0.0), (0.0, 100.0), (8.7, 10.3)]:
         assert x0 < x < x1 and y0 < y < y1
     assert x1 == 10.0 and y1 - 100 == pytest.approx(0 - y0)
+
+
+def test_cost_against_correctness_labels_cover_no_other_point() -> None:
+    # REALTALK's offline smoke cells: closed-book's label ran over chunk's point
+    points = {(0.0, 2.09): "closed-book", (1.0, 4.63): "chunk", (9.39, 8.02): "verbatim",
+              (1.05, 3.9): "near chunk"}
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    ax.scatter([x for x, _ in points], [y for _, y in points], zorder=3)
+    top = 1.15 * 9.39
+    (x0, x1), (y0, y1) = scatter_limits(top)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    label_points(ax, points, right_from=0.6 * top)
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    marks = [ax.transData.transform(xy) for xy in points]
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    assert sorted(t.get_text() for t in ax.texts) == sorted(points.values())
+    for i, box in enumerate(boxes):
+        for mx, my in marks:
+            assert not (box.x0 - 3 <= mx <= box.x1 + 3 and box.y0 - 3 <= my <= box.y1 + 3), \
+                f"{ax.texts[i].get_text()!r} covers a point"
+        for other in boxes[i + 1:]:
+            assert not box.overlaps(other)
+    plt.close(fig)
