@@ -174,3 +174,20 @@ def test_running_success_curves_that_coincide_both_stay_visible(run: Path,
     # matplotlib's first two series colours, each over far more than the legend's swatch
     blue, orange = shown("#1f77b4"), shown("#ff7f0e")
     assert blue > 0.5 * orange > 0, (blue, orange)
+
+
+def test_figure_9_counts_tasks_whole() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from memdir.skills._growth_figures import _lines
+
+    fig, b1 = plt.subplots()  # B1 starts at task 2: auto ticks drew 2.5, 3.5, ...
+    _lines(b1, [("a", [2.0, 3.0, 4.0, 5.0, 6.0], [0.6, 0.65, 0.7, 0.72, 0.74])], "B1")
+    fig.canvas.draw()
+    low, high = b1.get_xlim()
+    shown = [t for t in b1.get_xticks() if low <= t <= high]
+    assert shown and all(float(t).is_integer() for t in shown), shown
+    plt.close(fig)
