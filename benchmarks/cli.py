@@ -95,9 +95,9 @@ def best_of(argv: Sequence[str], runs: int, env: dict[str, str], before: str = "
         start = _clock()
         done = subprocess.run(argv, env=env, capture_output=True, check=False)
         elapsed = _clock() - start
-        if done.returncode != 0:
+        if done.returncode != 0:  # a tool's error is on stdout, as the model sees it
             raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: "
-                             f"{done.stderr.decode(errors='replace')[-500:]}")
+                             f"{(done.stderr or done.stdout).decode(errors='replace')[-500:]}")
         best = min(best, elapsed)
     return best
 
@@ -249,9 +249,12 @@ def main() -> None:
         call = json.dumps({"name": "search", "arguments": {"query": SEARCH_QUERY}})
         search = _memdir("tool", str(store), "--set", "bm25", call)
         saved = store / ".memdir" / "bm25-index.npz"
-        cold = best_of(search, min(args.runs, 3), env, before=str(saved))
-        best_of(search, 1, env)
-        warm = best_of(search, args.runs, env)
+        # A loaded machine can take the cold rebuild past a call's 5 s limit, which stops
+        # it (exit 2) and the benchmark with it: these rows time the work, not the limit.
+        slow = dict(env, MEMDIR_TOOL_TIME_LIMIT="120")
+        cold = best_of(search, min(args.runs, 3), slow, before=str(saved))
+        best_of(search, 1, slow)
+        warm = best_of(search, args.runs, slow)
         print(_row("first search after restart (command)", warm, "cold rebuild", cold,
                    "< 0.5 s"))
         if args.src is None:
