@@ -9,12 +9,14 @@ example missing from both is a failure, so none is skipped silently.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ import typer
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
+from docs_model import FakeOpenAIServer
 from memdir.cli import app
 from memdir.sample import build_sample_store
 
@@ -33,12 +36,16 @@ NOT_RUN = {
     "memdir clone": "clones a store from a remote (tests/replicas drive it)",
     "memdir sync": "syncs a clone with its remote (tests/replicas drive it)",
     "browse": "a web server that waits for a browser (tests/browse drive it)",
-    "-m openai/": "needs an OpenAI API key",
-    "--model openai/": "needs an OpenAI API key",
 }
+OPENAI = ("-m openai/", "--model openai/")
+"""An example naming an OpenAI model runs against the docs test's fake server on loopback."""
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 FILLED = {"../shared/data": str(DATA)}
 """Placeholders the test fills: the data folder, as seen from the repository's root."""
+TALK = {"speakers": ["Maya", "Theo"], "sessions": [{"id": "1", "date": "2025-10-20", "turns": [
+    {"speaker": "Maya", "text": "Theo's visit was lovely; we walked the harbour."},
+    {"speaker": "Theo", "text": "I left the bowl I made on your shelf."}]}]}
+"""``talk.json``, the conversation file an example ingests, in the format its help gives."""
 
 
 def _commands() -> list[tuple[str, typer.core.TyperCommand]]:
@@ -108,22 +115,33 @@ def _reason(command: str) -> str | None:
     return next((why for needle, why in NOT_RUN.items() if needle in command), None)
 
 
+@pytest.fixture(scope="module")
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
 @pytest.mark.parametrize("example", [c for _, c in EXAMPLES])
-def test_each_example_runs_as_written(example: str, tmp_path: Path) -> None:
+def test_each_example_runs_as_written(example: str, tmp_path: Path,
+                                      fake_openai: FakeOpenAIServer) -> None:
     reason = _reason(example)
     if reason is not None:
         pytest.skip(f"not run: {reason}")
     if "../shared/data" in example and not DATA.is_dir():
         pytest.skip("the benchmark data (../shared/data) is not on this machine")
     build_sample_store(tmp_path / "memories")
+    (tmp_path / "talk.json").write_text(json.dumps(TALK), encoding="utf-8")
     words = [FILLED.get(w, w) for w in shlex.split(example)]
     memdir = shlex.join([sys.executable, "-m", "memdir"])
     line = " ".join(memdir if w == "memdir" else shlex.quote(w) if w not in "|" else w
                     for w in words)
     # In a session of its own: an example that hangs (a server) is stopped whole.
+    env = dict(os.environ)
+    if any(needle in example for needle in OPENAI):
+        env |= {"OPENAI_API_KEY": "help-test-dummy-key", "OPENAI_BASE_URL": fake_openai.base_url}
     process = subprocess.Popen(line, shell=True, cwd=tmp_path, stdin=subprocess.DEVNULL,  # noqa: S602
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True, env=env)
     try:
         out, err = process.communicate(timeout=120)
     finally:

@@ -126,8 +126,10 @@ def build_command(
 
         memdir build verbatim locomo conv-50 ./conv-50 --data ../shared/data
 
-        memdir build curated realtalk Chat_10 ./chat-10 -m openai/gpt-5.4-mini
-    """
+    \b
+        memdir build curated realtalk Chat_10 ./chat-10 --data ../shared/data \\
+            -m openai/gpt-5.4-mini
+    """  # noqa: D301 (click shows a paragraph after \b as written, unwrapped)
     if variant not in CATALOG:
         fail(f"unknown variant {variant!r}.", f"{variant_hint(variant)}.")
     spec = CATALOG[variant]
