@@ -21,9 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Final, Literal
 
 from memdir.store._deadline import check_deadline
 from memdir.store._errors import (
@@ -67,6 +65,9 @@ from memdir.store._tree import (
     subtree_extent,
     walk_tree,
 )
+
+if TYPE_CHECKING:  # filelock pulls in asyncio: loaded on the first write, not to read
+    from filelock import FileLock
 
 __all__ = [
     "ANY_VERSION",
@@ -120,6 +121,8 @@ EntryKind = Literal["file", "dir", "other"]
 # Changes made through any Store object of this process, per root (see Store.generation).
 _GENERATIONS: Counter[Path] = Counter()
 _GENERATIONS_LOCK = threading.Lock()
+_LOCK_MADE = threading.Lock()
+"""Held while a store's file lock is made, so that threads share one."""
 
 
 
@@ -196,7 +199,8 @@ class Store:
         self.max_file_bytes = max_file_bytes
         self.names = names
         self.lock_timeout = lock_timeout
-        self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout, mode=FILE_MODE)
+        self._lock_path = self._state_dir() / "lock"
+        self._file_lock: FileLock | None = None
         self._desc_cache: dict[str, tuple[int, int, int, str | None]] = {}
         self._swept = False
         if sweep_now:
@@ -204,6 +208,18 @@ class Store:
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
+
+    @property
+    def _lock(self) -> FileLock:
+        """The cross-process write lock, made on first use (reads never need it)."""
+        if self._file_lock is None:
+            from filelock import FileLock
+
+            with _LOCK_MADE:
+                if self._file_lock is None:
+                    self._file_lock = FileLock(self._lock_path, timeout=self.lock_timeout,
+                                               mode=FILE_MODE)
+        return self._file_lock
 
     def _state_dir(self) -> Path:
         state = self.root / STATE_DIR
@@ -223,6 +239,8 @@ class Store:
 
     def _sweep_temps(self) -> None:
         """Remove temporary files that killed writers left behind (only if no writer runs)."""
+        from filelock import Timeout
+
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
@@ -398,6 +416,8 @@ class Store:
         Raises:
             StoreError: The lock was not free within ``lock_timeout`` seconds.
         """
+        from filelock import Timeout
+
         try:
             self._lock.acquire()
         except Timeout:
