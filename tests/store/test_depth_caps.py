@@ -140,7 +140,7 @@ async def test_a_thousand_levels_made_by_hand_still_work(
         assert lint_store(store) == []
         tree = CliRunner().invoke(app, ["tree", str(store.root)])
         assert tree.exit_code == 0, tree.output
-        assert tree.output.rstrip().endswith("1000 folder(s), 1 file(s)")
+        assert tree.output.rstrip().endswith("1,000 folder(s), 1 file(s)")
         assert "n.md" in tree.output
         tools = write_set(store)
         listing = await tools.call("view", {"path": "/memories"})
