@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -66,6 +67,45 @@ def test_files_changed_since_the_save_are_read_again(filled: Store) -> None:
     assert index.tokenized == 2
     assert [h.path for h in hits] == ["/memories/carol.md"]
     assert hits == _memory_only(filled)
+
+
+def _edit_in_place_keeping_size_and_mtime(path: Path, old: bytes, new: bytes) -> None:
+    """What an outside editor can do unseen by size and mtime: same inode, same length."""
+    assert len(old) == len(new)
+    st = path.stat()
+    data = path.read_bytes()
+    with path.open("r+b") as handle:
+        handle.write(data.replace(old, new))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size,
+                                                                 st.st_mtime_ns)
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_an_edit_in_place_with_size_and_mtime_put_back_is_seen(filled: Store,
+                                                               restart: bool) -> None:
+    # Issue 19, item 10: the index keyed files on inode, mtime and size only, so both
+    # the running index and a new process's saved counts kept the old words.
+    index = FileIndex(filled, saved=_saved(filled), rescan_seconds=0.0)
+    index.refresh()
+    index.search(QUERY, 5)
+    _edit_in_place_keeping_size_and_mtime(filled.root / "bob.md", b"trombone", b"zucchini")
+    if restart:
+        index = FileIndex(filled, saved=_saved(filled))
+    index.refresh()
+    assert [h.path for h in index.search("zucchini", 5)] == ["/memories/bob.md"]
+    assert index.search("trombone", 5) == []
+
+
+def test_a_listing_shows_a_description_edited_in_place(filled: Store) -> None:
+    def description() -> str | None:
+        return next(e.description for e in filled.walk() if e.path == "/memories/bob.md")
+
+    assert description() == "Notes on bob"
+    _edit_in_place_keeping_size_and_mtime(filled.root / "bob.md", b"Notes on bob",
+                                           b"Tales of bob")
+    assert description() == "Tales of bob"
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])

@@ -161,7 +161,7 @@ class Store:
         self.names = names
         self.lock_timeout = lock_timeout
         self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout, mode=FILE_MODE)
-        self._desc_cache: dict[str, tuple[int, int, int, str | None]] = {}
+        self._desc_cache: dict[str, tuple[tuple[int, int, int, int], str | None]] = {}
         self._swept = False
         if sweep_now:
             self._sweep_temps()
@@ -685,14 +685,15 @@ class Store:
     def _described(self, node: Node) -> str | None:
         key = node.virtual
         cached = self._desc_cache.get(key)
-        if cached is not None and cached[:3] == (node.ino, node.mtime_ns, node.size):
-            return cached[3]
+        stamp = (node.ino, node.mtime_ns, node.ctime_ns, node.size)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
         try:
             with dir_handle(self.root, node.parts[:-1]) as fd:
                 desc = self._head_description(fd, node.name)
         except OSError:
             desc = None  # replaced or removed since the walk saw it
-        self._desc_cache[key] = (node.ino, node.mtime_ns, node.size, desc)
+        self._desc_cache[key] = (stamp, desc)
         return desc
 
     @staticmethod

@@ -2,7 +2,7 @@
 
 The files are the truth; the index is a cache of them. A search first checks
 whether the files may have changed: it takes a fingerprint of the store (every
-markdown file's path, inode, mtime and size, from one directory walk) and
+markdown file's path, inode, mtime, change time and size, from one directory walk) and
 rebuilds the index when it differs from the one the index was built from. That
 walk costs one ``stat`` per file (tens of milliseconds at 5,000 files), so it is
 skipped while the store's :attr:`~memdir.store.Store.generation` (changes made
@@ -68,8 +68,10 @@ RESCAN_SECONDS: Final = 2.0
 """Longest time a search trusts its last walk of the files when memdir made no change."""
 INDEX_FILE: Final = "bm25-index.npz"
 """The saved term counts, in the store's state folder."""
-_FORMAT: Final = 1
-"""Version of the saved file and of what :func:`index_text` indexes; bump on change."""
+_FORMAT: Final = 2
+"""Version of the saved file and of what :func:`index_text` indexes; bump on change.
+
+2 keeps each file's change time beside its mtime (a format-1 file is replaced)."""
 _SAVE_AFTER: Final = 32
 """Save again once this many files were tokenized since the last save (or load)."""
 _log = logging.getLogger(__name__)
@@ -128,6 +130,8 @@ class _FileKey:
     virtual: str
     ino: int
     mtime_ns: int
+    ctime_ns: int
+    """An edit in place that keeps the size and puts the mtime back still moves this."""
     size: int
 
 
@@ -137,7 +141,8 @@ def _scan(store: Store) -> list[_FileKey]:
         nodes = store.tree()
     except StoreError:
         return []
-    out = [_FileKey(n.virtual, n.ino, n.mtime_ns, n.size) for n in nodes if n.kind == "memory"]
+    out = [_FileKey(n.virtual, n.ino, n.mtime_ns, n.ctime_ns, n.size) for n in nodes
+           if n.kind == "memory"]
     out.sort(key=lambda k: k.virtual)
     return out
 
@@ -262,7 +267,8 @@ class FileIndex:
             "format": _FORMAT,
             "stemmer": self.tokenizer.stemmer,
             "vocab": list(self._vocab),
-            "files": [[k.virtual, k.ino, k.mtime_ns, k.size, d.length] for k, d in entries],
+            "files": [[k.virtual, k.ino, k.mtime_ns, k.ctime_ns, k.size, d.length]
+                      for k, d in entries],
         }
         empty = np.zeros(0, dtype=np.int64)
         header = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
@@ -306,8 +312,9 @@ class FileIndex:
             terms: dict[str, tuple[_FileKey, DocTerms]] = {}
             pieces = zip(np.split(ids, bounds), np.split(counts, bounds), strict=True) \
                 if files else iter(())
-            for (virtual, ino, mtime_ns, size, length), (i, c) in zip(files, pieces, strict=True):
-                key = _FileKey(virtual, int(ino), int(mtime_ns), int(size))
+            for (virtual, ino, mtime_ns, ctime_ns, size, length), (i, c) in zip(
+                    files, pieces, strict=True):
+                key = _FileKey(virtual, int(ino), int(mtime_ns), int(ctime_ns), int(size))
                 terms[virtual] = (key, DocTerms(i, c, int(length)))
         except FileNotFoundError:
             return
