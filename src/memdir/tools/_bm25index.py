@@ -297,15 +297,21 @@ class FileIndex:
     def _load(self, source: Path) -> None:
         """Take the term counts saved in ``source``, or ignore it (with a warning) if unusable."""
         try:
-            with np.load(source, allow_pickle=False) as saved:
-                meta = json.loads(saved["meta"].tobytes().decode("utf-8"))
-                sizes = saved["sizes"]
-                ids = saved["ids"].astype(np.int64)
-                counts = saved["counts"].astype(np.int64)
+            saved = _read_saved(source)
+            meta = json.loads(saved["meta"].tobytes().decode("utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError("its header is not a mapping")
+            sizes = saved["sizes"].astype(np.int64)
+            ids = saved["ids"].astype(np.int64)
+            counts = saved["counts"].astype(np.int64)
             if meta.get("format") != _FORMAT or meta.get("stemmer") != self.tokenizer.stemmer:
                 return  # made by another version or tokenizer: replaced at the next save
             vocab, files = meta["vocab"], meta["files"]
-            fits = len(files) == len(sizes) and int(sizes.sum()) == len(ids) == len(counts)
+            if not isinstance(files, list) or not isinstance(vocab, list) or not all(
+                    isinstance(term, str) for term in vocab):
+                raise ValueError("its header's vocab or files is not a list")
+            fits = (len(files) == len(sizes) and int(sizes.sum()) == len(ids) == len(counts)
+                    and (not len(sizes) or int(sizes.min()) >= 0))
             if not fits or (len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(vocab))):
                 raise ValueError("its arrays do not fit together")
             bounds = np.cumsum(sizes)[:-1]
@@ -318,7 +324,8 @@ class FileIndex:
                 terms[virtual] = (key, DocTerms(i, c, int(length)))
         except FileNotFoundError:
             return
-        except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+        except (OSError, EOFError, ValueError, KeyError, TypeError, RecursionError,
+                zipfile.BadZipFile) as exc:
             _log.warning("ignoring the saved search index %s (%s); rebuilding it", source, exc)
             return
         self._vocab = {term: i for i, term in enumerate(vocab)}
@@ -409,6 +416,55 @@ def _read(store: Store, virtual: str) -> str:
 
 _INDEXES: OrderedDict[Path, FileIndex] = OrderedDict()
 _INDEXES_LOCK = threading.Lock()
+
+
+_ARRAYS: Final = ("meta", "sizes", "ids", "counts")
+
+
+def _read_saved(source: Path) -> dict[str, np.ndarray]:
+    """The four arrays of a saved index, each checked against the bytes holding it first.
+
+    The index is saved uncompressed (``np.savez``), so none of its arrays can unpack to
+    more bytes than the whole file has, and each array's header must ask for no more
+    than its own bytes hold: a crafted file (a deflate bomb, a header claiming a
+    billion entries) is refused before any memory is given to it, where ``np.load``
+    would allocate what the header asks and then read.
+
+    Raises:
+        ValueError: An array is missing, unpacks past the file's size, is not a flat
+            array of integers, or its header asks for more than its bytes hold.
+        zipfile.BadZipFile: The file is not a zip archive.
+    """
+    limit = source.stat().st_size
+    arrays: dict[str, np.ndarray] = {}
+    with zipfile.ZipFile(source) as archive:
+        for name in _ARRAYS:
+            try:
+                info = archive.getinfo(name + ".npy")
+            except KeyError:
+                raise ValueError(f"it has no {name} array") from None
+            if info.file_size > limit:
+                raise ValueError(f"its {name} array unpacks to {info.file_size:,} bytes, "
+                                 f"more than the file's {limit:,}")
+            with archive.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                else:
+                    raise ValueError(f"its {name} array has format {version}, not 1.0 or 2.0")
+                if len(shape) != 1 or dtype.kind not in "iu":
+                    raise ValueError(f"its {name} array is not a flat array of integers")
+                need = shape[0] * dtype.itemsize
+                if need > info.file_size:
+                    raise ValueError(f"its {name} array asks for {need:,} bytes and holds "
+                                     f"{info.file_size:,}")
+                data = member.read(need)
+            if len(data) != need:
+                raise ValueError(f"its {name} array is cut short")
+            arrays[name] = np.frombuffer(data, dtype=dtype)
+    return arrays
 
 
 def index_for(store: Store) -> FileIndex:
