@@ -1531,8 +1531,10 @@ def _payload(side: dict[str, Any], key: str) -> Verdict:
     seen = _saw_of(side, "attack", "run")
     if not isinstance(seen, dict):
         return "not run", None
-    of = seen["pages"] if key == "unescaped" else seen["chromium_pages"]
-    return _count(len(seen[key]), of, "pages" if key == "scripts_ran" else "payloads found")
+    if key == "unescaped":
+        found = len(seen[key])
+        return f"{found} found raw over {seen['pages']} pages", found == 0
+    return _count(len(seen[key]), seen["chromium_pages"], "pages")
 
 
 def _side(results: dict[str, Any], item: str, attack: str, label: str) -> dict[str, Any]:
