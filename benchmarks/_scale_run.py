@@ -43,6 +43,8 @@ class Timing:
         cold: The first request's seconds (server rows only).
         size: Bytes of the answer (server rows only).
         error: Why there is no time (a timeout, a non-zero exit, a failed request).
+        cpu: CPU seconds (user plus system) of the run whose time is kept (commands
+            only); on a loaded machine wall time waits for a core, CPU time much less.
     """
 
     seconds: float | None
@@ -51,6 +53,7 @@ class Timing:
     cold: float | None = None
     size: int | None = None
     error: str | None = None
+    cpu: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A plain mapping for JSON."""
@@ -89,14 +92,15 @@ def run_once(argv: Sequence[str], env: dict[str, str], *, timeout: float, mem_gb
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         peak = usage.ru_maxrss / 1024
+        cpu = usage.ru_utime + usage.ru_stime
         if killed.is_set():
-            return Timing(None, peak, 1, error=f"timeout after {timeout:.0f} s")
+            return Timing(None, peak, 1, error=f"timeout after {timeout:.0f} s", cpu=cpu)
         if proc.returncode not in ok:
             err.seek(0)
             tail = err.read().decode("utf-8", "replace").strip().splitlines()[-3:]
             why = " | ".join(tail)[-300:]
             return Timing(None, peak, 1, error=f"exit {proc.returncode}: {why}")
-        return Timing(elapsed, peak, 1)
+        return Timing(elapsed, peak, 1, cpu=cpu)
 
 
 def best_of(argv: Sequence[str], env: dict[str, str], runs: int, *, timeout: float,
@@ -112,7 +116,7 @@ def best_of(argv: Sequence[str], env: dict[str, str], runs: int, *, timeout: flo
             return got
         if best is None or got.seconds < (best.seconds or float("inf")):
             peak = max(got.peak_mb or 0, best.peak_mb or 0) if best else got.peak_mb
-            best = Timing(got.seconds, peak, k + 1)
+            best = Timing(got.seconds, peak, k + 1, cpu=got.cpu)
         else:
             best.peak_mb = max(best.peak_mb or 0, got.peak_mb or 0)
         best.runs = k + 1

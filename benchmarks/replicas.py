@@ -123,6 +123,8 @@ class Tally:
     memdir_syncs: int = 0
     memdir_offline: int = 0
     memdir_races: int = 0
+    memdir_waited: float = 0.0
+    offline: list[str] = field(default_factory=list)
     git_seconds: float = 0.0
     git_changes: int = 0
     git_syncs: int = 0
@@ -301,11 +303,15 @@ class Agent:
             self.tally.memdir_syncs += 1
         if report is None or not report.ok:
             self.tally.memdir_offline += 1
+            if report is not None and report.offline:
+                self.tally.offline.append(f"{report.offline} ({report.seconds:.1f} s)")
             return report
         if self.working:
             self.tally.memdir_changes += self.pending_memdir
         self.pending_memdir = 0
         self.tally.memdir_races += report.attempts - 1
+        if self.working:
+            self.tally.memdir_waited += getattr(report, "waited", 0.0)  # older code: absent
         self.observe()
         return report
 
@@ -514,6 +520,9 @@ def _judge(run: Path, names: list[str], converged: float | None, cut: float | No
         "quiesce_syncs": int(total_of("quiesce_syncs")),
         "memdir_offline_syncs": int(total_of("memdir_offline")),
         "memdir_push_races": int(total_of("memdir_races")),
+        "memdir_race_wait_seconds": total_of("memdir_waited"),
+        "memdir_sync_seconds": total_of("memdir_seconds"),
+        "git_sync_seconds": total_of("git_seconds"),
         "git_syncs": int(total_of("git_syncs")), "git_failed_syncs": int(total_of("git_failed")),
         "memdir_seconds_per_change": memdir_cost, "git_seconds_per_change": git_cost,
         "cost_ratio": memdir_cost / git_cost if git_cost else None,

@@ -2,7 +2,14 @@
 # Install everything (first run) and run lint, the strict type check and the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v uv >/dev/null 2>&1 || python3 -m pip install --quiet uv
+if ! command -v uv >/dev/null 2>&1; then
+  # Debian's and Ubuntu's python3 refuse pip installs (PEP 668): uv then goes into a
+  # private virtual environment of this checkout.
+  python3 -m pip install --quiet uv 2>/dev/null || {
+    python3 -m venv .cache/uv && .cache/uv/bin/pip install --quiet uv
+    export PATH="$PWD/.cache/uv/bin:$PATH"
+  }
+fi
 uv sync --locked --extra alfworld
 # bubblewrap is the shell tool's preferred sandbox; without it the shell tests use
 # unshare, or skip with a reason where neither can run.

@@ -8,9 +8,21 @@ fresh temporary folder; a leading ``uv run memdir`` or ``memdir`` runs this
 checkout's command line (``python -m memdir``), which is what both mean after
 the README's set-up. A block that cannot run here (it downloads data, starts a
 server that waits for clients, or shows a synopsis with placeholders) says so
-on the line above its fence, as ``<!-- not run: REASON -->``; a shell line that
-needs a model API key is left out the same way (it names a provider's model in
-``MEMDIR_MODEL`` or ``--model``).
+on the line above its fence, as ``<!-- not run: REASON -->``.
+
+Placeholders are filled by the test: the data folder the docs call
+``~/memdir-data`` or ``../shared/data`` is ``../shared/data`` (examples that read
+it skip where it is absent), the run folders a block names without making them
+(``runs/offline-smoke``, ``runs/skills-grid``) are small runs of the same kind
+made once per session, a fixed server port is a free one, and ``./memories``,
+where a block uses a store it does not make, is the sample store. A line naming
+an OpenAI model runs against a fake OpenAI server on loopback
+(tests/docs_model.py) with a dummy key; a line that starts a server (``memdir
+browse``, ``memdir serve --transport http``, ``inspect view``) runs until it
+answers one request and is then stopped with Ctrl-C. A line ending in ``# exits
+N`` must exit N; every other line must exit 0, except that a line stopped by the
+data check for a file ``../shared/data`` lacks (PersonaMem's contexts) skips the
+example, saying so.
 """
 
 from __future__ import annotations
@@ -18,12 +30,20 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
+
+from docs_model import FakeOpenAIServer
+from interrupting import default_sigint
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -33,8 +53,16 @@ NOT_RUN = re.compile(r"<!-- not run: (?P<reason>.+?) -->\s*$")
 SHELL = {"sh", "bash", "console"}
 NEEDS_DATA = ("MEMDIR_DATA_DIR", "shared/data", "get_settings().data_dir", "configs/")
 """An example naming one of these reads the benchmark data (a shipped config reads it too)."""
-NEEDS_KEY = re.compile(r"(\bMEMDIR_MODEL=|--model[ =])(?!memdir/|mockllm/)\S+")
-TIMEOUT = 300
+NEEDS_KEY = re.compile(r"(\bMEMDIR_MODEL=|--model[ =]|-m )(?!memdir/|mockllm/)\S+")
+SERVER = re.compile(r"^(?:[A-Z_]+=\S+ )*(?:(?:uv run )?memdir (?:browse\b"
+                    r"|serve\b.*--transport http)|inspect view\b)")
+EXITS = re.compile(r"#\s*exits (\d+)")
+MISSING_FILE = re.compile(r"^error: .*: not found; put the \w+ files there", re.M)
+"""The data check's error for a benchmark file the data folder lacks (its hint follows)."""
+TIMEOUT = 900
+"""A bound per command: the offline smoke run takes minutes on a busy machine."""
+DATA_NAMES = ("~/memdir-data", "../shared/data")
+"""How the docs name the benchmark data folder; the test puts ``../shared/data`` there."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +104,124 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.fixture(scope="session")
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def made_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Small runs standing in for the run folders a block names without making them."""
+    if not DATA.is_dir():
+        return {}
+    runs: dict[str, Path] = {}
+    from memdir.study import StudyConfig, run_study, write_report
+
+    study = tmp_path_factory.mktemp("offline-smoke")
+    config = StudyConfig.model_validate({
+        "name": "offline-smoke", "data_dir": str(DATA),
+        "benchmarks": [{"name": "locomo", "conversations": ["conv-50"], "limit": 5}],
+        "variants": ["closed-book", "verbatim"], "search": {"models": ["memdir/grep-reader"]},
+    })
+    run_study(config, study)
+    write_report(study)
+    runs["runs/offline-smoke"] = study
+    from memdir.skills import alfworld_missing
+
+    split = DATA / "alfworld" / "valid_seen"
+    if alfworld_missing() is None and split.is_dir():
+        import asyncio
+
+        from memdir.skills import AlfworldEnv, RunConfig, list_tasks, run_cell
+
+        grid = tmp_path_factory.mktemp("skills-grid")
+        tasks = list_tasks(split)
+        game = "pick_two_obj_and_place-ToiletPaper-None-Toilet-408"
+        skills = RunConfig(name="skills-grid", data=split, output=grid,
+                           variants=["episode_log_recent"], episode_k=1,
+                           task_ids=[t.task_id for t in tasks if t.task_id.startswith(game)])
+        env = AlfworldEnv(max_steps=skills.max_steps, facts=True,
+                          cache_dir=tmp_path_factory.mktemp("alfworld-cache"))
+        asyncio.run(run_cell(skills, skills.cells()[0], tasks, env))
+        runs["runs/skills-grid"] = grid
+    return runs
+
+
+def _run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run a shell line in a session of its own, so that a line that hangs is stopped whole."""
+    process = subprocess.Popen(line, shell=True, cwd=cwd, env=env,  # noqa: S602
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return subprocess.CompletedProcess(line, process.returncode, out, err)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _filled(command: str) -> str:
+    """``command`` with the docs' placeholders filled (see the module's docstring)."""
+    for name in DATA_NAMES:
+        command = command.replace(name, str(DATA))
+    return re.sub(r"--port \d+", lambda _: f"--port {_free_port()}", command)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(1)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _serve_once(command: str, cwd: Path, env: dict[str, str]) -> None:
+    """Start a server line, wait until it answers one request, then stop it with Ctrl-C."""
+    words = shlex.split(command, comments=True)
+    env = dict(env)
+    while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    if words[:2] == ["inspect", "view"]:
+        words = [sys.executable, "-m", "inspect_ai", *words[1:]]
+    port = int(words[words.index("--port") + 1]) if "--port" in words else 7575
+    if words[1:3] == ["-m", "inspect_ai"]:
+        assert not _listening(port), f"port {port} is taken: inspect view cannot start"
+    process = subprocess.Popen(words, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, preexec_fn=default_sigint)
+    output: list[str] = []
+    try:
+        assert process.stdout is not None
+        url = None
+        deadline = time.monotonic() + TIMEOUT
+        os.set_blocking(process.stdout.fileno(), False)
+        while url is None and time.monotonic() < deadline and process.poll() is None:
+            line = process.stdout.readline()
+            output.append(line)
+            if line.startswith("open http://"):
+                url = line.split()[1]
+            elif "browse" not in words and _listening(port):
+                url = f"http://127.0.0.1:{port}/"
+            time.sleep(0.05 if line else 0.2)
+        assert url is not None, f"{command} never listened:\n{''.join(output)}"
+        answer = httpx.get(url, timeout=60, follow_redirects=True)
+        assert answer.status_code < 500, (command, answer.status_code)
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=60)
+        # memdir's servers exit 130 (or 0); inspect view, inspect_ai's own, exits 1.
+        allowed = (0, 1, 130) if words[1:3] == ["-m", "inspect_ai"] else (0, 130)
+        assert code in allowed, f"{command} exited {code} on Ctrl-C:\n{''.join(output)}"
+    finally:
+        process.kill()
+        process.wait()
+
+
 def _commands(example: Example) -> list[str]:
     """The shell lines of a block: ``$ `` lines of a console block, every line of a script."""
     lines = example.body.splitlines()
@@ -92,6 +238,12 @@ def _commands(example: Example) -> list[str]:
 
 def _as_this_checkout(command: str) -> str:
     words = shlex.split(command, comments=True)
+    if "|" in words:  # a pipe: each side on its own
+        at = words.index("|")
+        return (_as_this_checkout(shlex.join(words[:at])) + " | "
+                + _as_this_checkout(shlex.join(words[at + 1:])))
+    if words[:1] in (["echo"], ["cat"], ["printf"]):
+        return shlex.join(words)
     env = []
     while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
         env.append(words.pop(0))
@@ -105,11 +257,14 @@ def _as_this_checkout(command: str) -> str:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.id for e in EXAMPLES])
-def test_the_example_runs_as_written(example: Example, tmp_path: Path) -> None:
+def test_the_example_runs_as_written(example: Example, tmp_path: Path,
+                                     fake_openai: FakeOpenAIServer,
+                                     made_runs: dict[str, Path]) -> None:
     if example.skip is not None:
         assert len(example.skip) > 10, f"{example.id}: say why the block is not run"
         pytest.skip(f"not run: {example.skip}")
-    if any(needle in example.body for needle in NEEDS_DATA) and not DATA.is_dir():
+    if any(needle in example.body for needle in (*NEEDS_DATA, *DATA_NAMES, "runs/")) \
+            and not DATA.is_dir():
         pytest.skip("the benchmark data (../shared/data) is not on this machine")
     env = _env()
     if example.lang == "python":
@@ -120,19 +275,33 @@ def test_the_example_runs_as_written(example: Example, tmp_path: Path) -> None:
         assert done.returncode == 0, f"{example.id}:\n{done.stdout}\n{done.stderr}"
         return
     (tmp_path / "configs").symlink_to(REPO / "configs")  # as in the repository's root
-    ran, keyed = 0, []
-    for command in _commands(example):
-        if NEEDS_KEY.search(command):
-            keyed.append(command)
+    commands = _commands(example)
+    for name, made in made_runs.items():  # a run the block names but does not make
+        if name in example.body and not any(f"--out {name}" in c for c in commands):
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).symlink_to(made)
+    if "./memories" in example.body and not any("init ./memories" in c for c in commands):
+        from memdir.sample import build_sample_store
+
+        build_sample_store(tmp_path / "memories")  # "your store": the sample one
+    env |= {"OPENAI_API_KEY": "docs-test-dummy-key", "OPENAI_BASE_URL": fake_openai.base_url}
+    ran = 0
+    for command in commands:
+        line = _filled(command)
+        if SERVER.match(line):
+            _serve_once(_as_this_checkout(line) if "memdir" in line.split("#")[0] else line,
+                        tmp_path, env)
+            ran += 1
             continue
-        done = subprocess.run(_as_this_checkout(command), shell=True, cwd=tmp_path,  # noqa: S602
-                              env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=TIMEOUT, check=False)
-        assert done.returncode == 0, f"{example.id}: {command}\n{done.stdout}\n{done.stderr}"
+        expected = int(found[1]) if (found := EXITS.search(command)) else 0
+        done = _run(_as_this_checkout(line), tmp_path, env)
+        if done.returncode == 2 and MISSING_FILE.search(done.stderr) and expected == 0:
+            pytest.skip(f"../shared/data lacks a benchmark file {command!r} reads: "
+                        f"{done.stderr.strip().splitlines()[0]}")
+        assert done.returncode == expected, (
+            f"{example.id}: {command}\n{done.stdout}\n{done.stderr}")
         ran += 1
-    if not ran and keyed:
-        pytest.skip(f"every line needs a model API key: {keyed[0]}")
-    assert ran, f"{example.id}: no command ran"
+    assert ran == len(commands), f"{example.id}: {ran} of {len(commands)} command(s) ran"
 
 
 def test_the_harness_finds_the_examples() -> None:

@@ -63,7 +63,7 @@ def test_ask_without_a_model_uses_the_labelled_offline_baseline(store: Store) ->
     result = runner.invoke(app, ["ask", str(store.root), "What does Ana weave?"])
     assert result.exit_code == 0, result.output
     assert "offline grep-reader" in result.output and "zero-cost" in result.output
-    assert "[/memories/ana.md:L5] ok" in result.output
+    assert "[/memories/ana.md:L5] found" in result.output
     result = runner.invoke(app, ["ask", str(store.root), "What does Ana weave?", "--json"])
     data = json.loads(result.stdout[result.stdout.index("{"):])
     assert data["zero_cost_baseline"] is True and data["model"] == "memdir/grep-reader"

@@ -216,7 +216,7 @@ def big_site(serve_catalog: Any, tmp_path_factory: pytest.TempPathFactory) -> Se
 
 def test_a_large_store_collapses_its_folders_and_checks_on_request(big_site: Served) -> None:
     top = get(big_site, "/s/store/").text
-    assert "1010 files" in top and "Folders are collapsed past 1000 files" in top
+    assert "1,010 files" in top and "Folders are collapsed past 1,000 files" in top
     assert "note-000.md" not in top and top.count('class="open"') == 10
     assert "run lint and the health check" in top  # 1,010 files: checked on request only
     opened = get(big_site, "/s/store/?under=/memories/topic-3").text

@@ -156,3 +156,16 @@ def test_a_curated_build_shows_a_line_per_chunk_when_asked(runner: CliRunner,
     quiet = _build(runner, *args[:3], str(tmp_path / "t"), *args[4:-1], str(tmp_path / "c2"))
     assert quiet.exit_code == 0 and len(CALLS) == 2 * total
     assert "chunk 1/" not in quiet.stderr
+
+
+def test_a_model_without_its_key_is_refused_before_any_build_folder(
+        runner: CliRunner, shared_data: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("OPENAI_API_KEY", "AZUREAI_OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    cache = tmp_path / "cache"
+    result = _build(runner, "curated", "locomo", "conv-50", str(tmp_path / "s"), "--data",
+                    str(shared_data), "-m", "openai/gpt-5.4-mini", "--cache", str(cache))
+    assert result.exit_code == 2
+    assert "OPENAI_API_KEY" in result.output and ".." not in result.output, result.output
+    assert not cache.exists() and not (tmp_path / "s").exists()

@@ -32,7 +32,12 @@ def test_demo_builds_a_clean_store_and_shows_tool_results(
     # Questions answered by the offline policy, labelled as the zero-cost baseline,
     # every citation checked against the store.
     assert text.count("[offline grep-reader baseline, no LLM]") == 3
-    assert "[/memories/people/maya.md:L39] ok" in text
+    assert "[/memories/people/maya.md:L39] found" in text
+    # What the mark checks is said, and the baseline note is not repeated per question.
+    from memdir.cli.ask import CITED_LINES_EXIST
+
+    assert text.count(CITED_LINES_EXIST) == 3
+    assert "note: answered by the offline grep-reader" not in result.output
     # Routing by file names: the question about Maya is answered from maya.md.
     assert "Lives in Bristol since 2025-06-01" in text.split("? Where does Maya live now?")[1]
     assert "not found" not in text

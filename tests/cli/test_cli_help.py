@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 import typer
@@ -87,6 +88,8 @@ def test_a_grep_loads_neither_agents_nor_the_ranked_index(sample_dir: object) ->
         "from memdir.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     assert not loaded & {*HEAVY, "rich"}, loaded
+    # Nor an event loop or the write lock's module: a search neither awaits nor locks.
+    assert not loaded & {"asyncio", "filelock"}, loaded
 
 
 def _leaf_commands() -> list[tuple[str, typer.core.TyperCommand]]:
@@ -122,3 +125,39 @@ def test_store_is_the_first_argument_of_every_store_command() -> None:
         names = [p.name for p in command.params if p.param_type_name == "argument"]
         if "store_path" in names:
             assert names[0] == "store_path", f"{name}: {names}"
+
+
+def _complete(words: str, tmp_path: object) -> list[str]:
+    """What bash completion offers after ``memdir WORDS`` (the last word being typed)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}
+    typed = words.split()
+    cword = len(typed) + (1 if words.endswith(" ") else 0)
+    env |= {"COMP_WORDS": f"memdir {words}", "COMP_CWORD": str(cword),
+            "_MEMDIR_COMPLETE": "complete_bash"}
+    script = Path(sys.executable).parent / "memdir"  # the installed command: completion keys on it
+    done = subprocess.run([str(script)], env=env, capture_output=True,
+                          text=True, timeout=60, check=False, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_completion_offers_a_commands_options_and_subcommands(tmp_path: object) -> None:
+    assert _complete("tre", tmp_path) == ["tree"]
+    assert {"--depth", "--json", "--help"} <= set(_complete("tree ./m --", tmp_path))
+    assert _complete("tree ./m --de", tmp_path) == ["--depth"]
+    assert {"run", "report", "inspect", "rejudge"} <= set(_complete("study ", tmp_path))
+    assert {"init", "snapshot", "log", "show", "diff"} <= set(_complete("history ./m ", tmp_path))
+    assert "--path" in _complete("history ./m show -", tmp_path)
+
+
+def test_usage_lines_name_arguments_as_a_shell_reader_expects() -> None:
+    for argv in (["tree", "--help"], ["history", "./m", "show", "--help"], ["grep"]):
+        shown = CliRunner().invoke(app, argv).output
+        usage = next(line for line in shown.splitlines() if line.startswith("Usage:"))
+        assert "{" not in usage and "}" not in usage, usage
+    shown = CliRunner().invoke(app, ["tree", "--help"]).output
+    assert "memdir tree [OPTIONS] STORE [PATH]" in shown
+    shown = CliRunner().invoke(app, ["history", "./m", "show", "--help"]).output
+    assert "memdir history STORE show [OPTIONS] STEP" in shown

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from interrupting import default_sigint
+
 
 def _silent_server() -> tuple[socket.socket, threading.Event]:
     """A loopback 'provider' that accepts requests and never answers them."""
@@ -46,7 +48,8 @@ def test_ctrl_c_during_ingest_exits_130_and_names_the_resume_command(tmp_path: P
     proc = subprocess.Popen(
         [sys.executable, "-m", "memdir", "ingest", str(tmp_path / "s"), str(talk),
          "--model", "openai-api/hang/m"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint)
     try:
         assert asked.wait(60), "the model was never called"
         time.sleep(0.5)

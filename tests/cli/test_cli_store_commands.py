@@ -227,3 +227,15 @@ def test_every_command_has_a_help_page(runner: CliRunner) -> None:
         result = runner.invoke(app, [name, "--help"])
         assert result.exit_code == 0, name
         assert "Exit status" in result.stdout, name
+
+
+def test_tree_with_depth_counts_the_whole_tree_and_marks_what_it_cut(
+        runner: CliRunner, sample_dir: Path) -> None:
+    result = runner.invoke(app, ["tree", str(sample_dir), "--depth", "1"])
+    assert result.exit_code == 0, result.output
+    assert "5 folder(s), 6 file(s); drawn to depth 1: 4 folder(s), 0 file(s)" in result.stdout
+    assert "people/  2 file(s) below" in result.stdout
+    data = json.loads(runner.invoke(app, ["tree", str(sample_dir), "-d", "1", "--json"]).stdout)
+    assert (data["folders"], data["files"], data["depth"]) == (5, 6, 1)
+    people = next(e for e in data["entries"] if e["path"] == "/memories/people")
+    assert people["files_below"] == 2

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from interrupting import default_sigint
 from memdir.cli import app
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -50,7 +51,8 @@ def test_ctrl_c_exits_130_and_the_printed_command_resumes_to_the_same_records(
     env = _shell_env()
     args = ["study", "run", "study.yaml", "--out", "run", "--data", str(shared_data)]
     proc = subprocess.Popen([sys.executable, "-m", "memdir", *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 120
         while len(list(tmp_path.glob("run/cells/*/records/*.json"))) < 2:

@@ -76,3 +76,26 @@ def test_errors_exit_two(store: Store) -> None:
     RUN.invoke(app, ["history", root, "init"])
     bad = RUN.invoke(app, ["history", root, "show", "5"])
     assert bad.exit_code == 2 and "no steps yet" in bad.output
+
+
+def test_negative_steps_count_back_from_the_last(store: Store, tmp_path: Path) -> None:
+    root = str(store.root)
+    app = _app()
+    assert RUN.invoke(app, ["history", root, "init"]).exit_code == 0
+    store.create("/memories/a.md", _doc("a", "first"))
+    assert RUN.invoke(app, ["history", root, "snapshot", "--message", "one"]).exit_code == 0
+    store.create("/memories/b.md", _doc("b", "second"))
+    assert RUN.invoke(app, ["history", root, "snapshot", "--message", "two"]).exit_code == 0
+    last = RUN.invoke(app, ["history", root, "show", "-1"])
+    assert last.exit_code == 0, last.output
+    assert "/memories/b.md" in last.output
+    text = RUN.invoke(app, ["history", root, "show", "-2", "--path", "a.md"])
+    assert text.exit_code == 0 and "first" in text.output, text.output
+    change = RUN.invoke(app, ["history", root, "diff", "-2", "-1", "--stat"])
+    assert change.exit_code == 0 and "A  /memories/b.md" in change.output, change.output
+    dest = tmp_path / "back"
+    assert RUN.invoke(app, ["history", root, "checkout", "-2", str(dest)]).exit_code == 0
+    assert (dest / "a.md").exists() and not (dest / "b.md").exists()
+    # An unknown option is still refused as one.
+    wrong = RUN.invoke(app, ["history", root, "diff", "0", "-1", "--bogus"])
+    assert wrong.exit_code == 2 and "No such option: --bogus" in wrong.output

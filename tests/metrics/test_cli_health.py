@@ -104,6 +104,15 @@ def test_bad_input_exits_two(tmp_path: Path) -> None:
     assert depth.exit_code == 2
 
 
+def test_json_with_tree_carries_the_tree(store: Store) -> None:
+    _fill(store)
+    data = json.loads(RUN.invoke(_app(), ["health", str(store.root), "--json", "--tree"]).output)
+    kinds = [(node["kind"], node["name"]) for node in data["tree"]]
+    assert kinds[0] == ("root", "/memories") and ("file", "alice.md") in kinds
+    assert "tree" not in json.loads(RUN.invoke(_app(), ["health", str(store.root),
+                                                        "--json"]).output)
+
+
 def test_text_report_counts_alarms_by_kind_and_prints_only_the_first(tmp_path: Path) -> None:
     store = Store(tmp_path / "memories", create=True)
     for k in range(12):  # twelve dangling references, one near-duplicate pair

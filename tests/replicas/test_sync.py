@@ -118,6 +118,39 @@ def test_a_push_that_loses_the_race_fetches_merges_and_retries(tmp_path: Path,
     assert {"/memories/from-a.md", "/memories/from-b.md"} <= set(a.store.files())
 
 
+def test_a_lost_race_keeps_its_merge_retries_soon_and_counts_what_came(
+        tmp_path: Path, remote: Path) -> None:
+    """The retry after a lost push builds on the merge already made, after a short wait."""
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\ntwo\nthree\n")
+    a.sync()
+    b, _ = Replica.clone(str(remote), tmp_path / "b", name="b")
+    b.store.edit("/memories/n.md", lambda t: t.replace("one", "one from b"))
+    b.sync()
+    r1 = git("rev-parse", "main", cwd=remote).strip()
+    c, _ = Replica.clone(str(remote), tmp_path / "c", name="c")
+    c.store.create("/memories/from-c.md", "---\nname: from-c\ndescription: C\n---\nc\n")
+    a.store.edit("/memories/n.md", lambda t: t.replace("three", "three from a"))
+    racer = _Racing(a.store, name="a")
+    racer.rival = c  # pushes right after a's first fetch: a's first push loses
+    report = racer.sync()
+    assert report.ok and report.attempts == 2 and report.merged
+    assert report.received == 2 and report.sent == 3  # b's and c's; a's, two merges
+    assert 0 <= report.waited <= 0.05
+    # The first round's merge (of b's change) is the new merge's first parent.
+    assert git("rev-parse", "HEAD^1^2", cwd=a.root).strip() == r1
+    assert git("rev-parse", "main", cwd=remote).strip() == git("rev-parse", "HEAD",
+                                                                cwd=a.root).strip()
+    text = a.store.read("/memories/n.md")
+    assert "one from b" in text and "three from a" in text and "memdir-conflict" not in text
+    assert "/memories/from-c.md" in a.store.files()
+    assert not [p for p in a.root.rglob(".tmp-*")]
+    # The merges were made by fast-import: no ref of its own is left, nor a pack per merge.
+    assert git("for-each-ref", cwd=a.root).count("refs/memdir") == 0
+    assert not list((a.root / ".git" / "objects" / "pack").glob("*.pack"))
+    assert git("fsck", "--no-dangling", cwd=a.root) == ""
+
+
 def test_concurrent_replicas_in_separate_processes_all_converge(tmp_path: Path,
                                                                 daemon: GitDaemon) -> None:
     script = (

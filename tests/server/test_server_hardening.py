@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from serving import BOMB, TIMEOUT, http_serve, plant_bomb, serve_command
 from typer.testing import CliRunner
 
+from interrupting import default_sigint
 from memdir.cli import app
 from memdir.sample import build_sample_store
 from memdir.server import allowed_hosts
@@ -194,7 +195,8 @@ async def test_stdio_answers_a_second_request_during_a_bomb(store_dir: Path) -> 
 
 def test_ctrl_c_stops_stdio_at_once_with_stdin_a_pipe(store_dir: Path) -> None:
     proc = subprocess.Popen(serve_command(store_dir), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write('{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')

@@ -142,3 +142,29 @@ def test_http_on_a_busy_port_says_so(store_dir: Path) -> None:
     assert result.exit_code == 2
     assert "cannot listen" in result.stderr
     assert "--port" in result.stderr
+
+
+def test_requests_piped_before_stdin_closes_are_all_answered(store_dir: Path) -> None:
+    """A client that writes its requests and closes stdin gets every answer."""
+    import json
+    import subprocess
+
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "pipe", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "grep", "arguments": {"pattern": "Leeds"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "serve", str(store_dir)],
+        input="".join(json.dumps(m) + "\n" for m in messages), capture_output=True,
+        text=True, timeout=TIMEOUT * 3, check=False)
+    assert done.returncode == 0, done.stderr
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert set(replies) == {1, 2, 3}, done.stdout
+    assert "error" not in replies[2], replies[2]
+    assert "matching line(s)" in replies[2]["result"]["content"][0]["text"]
+    assert any(t["name"] == "grep" for t in replies[3]["result"]["tools"])

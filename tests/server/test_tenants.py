@@ -54,6 +54,7 @@ class Site:
         self.file = root / "tenants.yaml"
         self.tokens: dict[str, str] = {}
         self.url = ""
+        self.app: Any = None
 
     def add(self, name: str, **options: Any) -> str:
         options.setdefault("store", name)
@@ -73,7 +74,9 @@ class Site:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
+def site(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Site]:
+    """Every tenant served by one real server; ``indirect`` params set the tenant cache."""
+    cache: dict[str, Any] = getattr(request, "param", {})
     made = Site(tmp_path)
     made.add("victim")
     for toolset in TENANT_TOOLSETS:
@@ -83,6 +86,9 @@ def site(tmp_path: Path) -> Iterator[Site]:
     made.add("victim-reader", store="victim", toolset="write", access="read")
     made.add("small", max_files=2, max_bytes=400, calls_per_second=1000)
     made.add("slow", calls_per_second=1)
+    if available_backends():
+        made.add("small-shell", toolset="shell", max_files=3, max_bytes=2000,
+                 calls_per_second=1000)
     (made.stores / "victim").mkdir()
     (made.stores / "victim" / "secret.md").write_text(SECRET)
     for name in made.tokens:
@@ -92,7 +98,9 @@ def site(tmp_path: Path) -> Iterator[Site]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
-    app = tenants_app(load_tenants(made.file), made.stores, host="127.0.0.1", port=port)
+    app = tenants_app(load_tenants(made.file), made.stores, host="127.0.0.1", port=port,
+                      **cache)
+    made.app = app
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                             lifespan="on")
     server = uvicorn.Server(config)
@@ -258,6 +266,105 @@ async def test_limits_are_enforced_with_clear_errors(site: Site) -> None:
             assert "calls per second" in refused[0].content[0].text  # type: ignore[union-attr]
     assert sorted(p.name for p in (site.stores / "small").iterdir() if p.suffix) == [
         "a.md", "b.md"]
+
+
+@pytest.mark.skipif(not available_backends(), reason="no confined shell here")
+async def test_a_shell_command_cannot_write_past_the_tenants_limits(site: Site) -> None:
+    """Each command a tenant with small limits could use to pass them, tried for real."""
+    (site.stores / "small-shell").mkdir(exist_ok=True)
+    (site.stores / "small-shell" / "own.md").write_text(OWN)
+    note = "printf -- '---\\nname: f%s\\ndescription: d\\n---\\nx\\n' {n} > f{n}.md"
+    attacks = {
+        "many files": "; ".join(note.format(n=n) for n in range(20)),
+        "one big file": "head -c 100000 /dev/zero | tr '\\0' x >> own.md",
+        "a huge file fast": "head -c 300000000 /dev/zero > huge.md; echo wrote",
+        "grow in place": "yes 'more more more' | head -c 5000 >> own.md",
+        "delete, then flood": "rm own.md; for i in $(seq 1 50); do echo x > n$i.md; done",
+        "keep writing": "i=0; while true; do i=$((i+1)); echo xxxxxxxxxxxxxxxx > w$i.md; done",
+        "hidden files": "for i in 1 2 3 4 5; do head -c 600 /dev/zero > .h$i; done",
+        "a folder tree": "mkdir -p a/b/c && for i in 1 2 3 4; do echo x > a/b/c/$i.md; done",
+    }
+    before = _digest(site.stores / "small-shell")
+    with anyio.fail_after(TIMEOUT * 2):
+        async with site.client("small-shell") as client:
+            for what, command in attacks.items():
+                result = await client.call_tool("bash", {"command": command})
+                text = "".join(b.text for b in result.content
+                               if isinstance(b, types.TextContent))
+                assert result.is_error, (what, text)
+                assert "[undone:" in text and "tenant small-shell may keep" in text, (what, text)
+                assert _digest(site.stores / "small-shell") == before, what
+            # Within the limits, a command works as before and what it wrote stays.
+            kept = await client.call_tool("bash", {"command": note.format(n=1)})
+            assert not kept.is_error, kept.content
+    assert set(_digest(site.stores / "small-shell")) == {"own.md", "f1.md"}
+    assert (site.stores / "small-shell" / "own.md").read_text() == OWN
+
+
+def test_start_up_builds_no_tenant_whatever_their_number(tmp_path: Path) -> None:
+    file, stores = tmp_path / "tenants.yaml", tmp_path / "stores"
+    stores.mkdir()
+    text = "tenants:\n" + "".join(
+        f"  t{n}:\n    token_sha256: {hashlib.sha256(str(n).encode()).hexdigest()}\n"
+        f"    store: t{n}\n    toolset: write\n    access: write\n" for n in range(2000))
+    file.write_text(text)
+    app = tenants_app(load_tenants(file), stores, host="127.0.0.1", port=1)
+    assert app.live == [] and app.built == 0  # type: ignore[attr-defined]
+    assert list(stores.iterdir()) == []  # not even a store folder until a first request
+
+
+@pytest.mark.parametrize("site", [{"max_live": 2, "idle_seconds": 1.0}], indirect=True)
+async def test_tenants_are_built_on_first_use_kept_within_bounds_and_closed_when_idle(
+        site: Site) -> None:
+    app = site.app
+    assert app.live == [] and app.built == 0
+    with anyio.fail_after(TIMEOUT):
+        async with site.client("victim") as client:
+            assert CANARY in (await client.call_tool(
+                "view", {"path": "/memories/secret.md"})).content[0].text  # type: ignore[union-attr]
+        assert app.live == ["victim"]
+        for name in ("attacker-write", "victim-reader", "attacker-read"):
+            async with site.client(name) as client:
+                shown = await client.call_tool("view", {"path": "/memories"})
+                assert CANARY not in shown.content[0].text  # type: ignore[union-attr]
+                assert len(app.live) <= 2 and app.live[-1] == name
+        assert app.live == ["victim-reader", "attacker-read"] and app.built == 4
+        # The victim, closed to make room, is built afresh and still holds its own store.
+        async with site.client("victim") as client:
+            assert CANARY in (await client.call_tool(
+                "view", {"path": "/memories/secret.md"})).content[0].text  # type: ignore[union-attr]
+        assert app.built == 5
+        deadline = time.monotonic() + 30
+        while app.live:  # nobody asks for a while: every tenant is closed
+            assert time.monotonic() < deadline, app.live
+            await anyio.sleep(0.2)
+
+
+@pytest.mark.parametrize("site", [{"max_live": 1}], indirect=True)
+async def test_a_session_outlives_no_close_and_never_crosses_tenants(site: Site) -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"}}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    victim = {"Authorization": f"Bearer {site.tokens['victim']}", **accept}
+    attacker = {"Authorization": f"Bearer {site.tokens['attacker-write']}", **accept}
+    view = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "view", "arguments": {"path": "/memories/secret.md"}}}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        opened = await http.post(site.url, json=init, headers=victim)
+        assert opened.status_code == 200
+        session = opened.headers["mcp-session-id"]
+        # The attacker's first request closes the victim (one tenant at a time) and opens
+        # the attacker: the victim's session id means nothing to it, nor after.
+        for _ in range(2):
+            stolen = await http.post(site.url, json=view,
+                                     headers={**attacker, "mcp-session-id": session})
+            assert stolen.status_code in (400, 404) and CANARY not in stolen.text
+            assert site.app.live == ["attacker-write"]
+        # The victim's old session ended with its close: refused, so its client starts anew.
+        old = await http.post(site.url, json=view, headers={**victim, "mcp-session-id": session})
+        assert old.status_code in (400, 404) and CANARY not in old.text
+    assert (site.stores / "victim" / "secret.md").read_text() == SECRET
 
 
 async def test_memdir_serve_tenants_from_the_command_line(tmp_path: Path) -> None:

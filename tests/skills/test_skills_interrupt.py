@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from interrupting import default_sigint
 from memdir.skills import AlfworldEnv, alfworld_missing, list_tasks, load_config, run_cell
 from memdir.store import Store
 
@@ -81,7 +82,8 @@ def test_ctrl_c_exits_130_and_the_printed_command_resumes_to_the_same_records(
     command = [sys.executable, "-m", "memdir", "skills", "run", config.name,
                "--data", str(shared_data), "--progress"]
     child = subprocess.Popen(command, cwd=tmp_path, env=child_env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=default_sigint)
     first = tmp_path / "cut" / CELL / "full" / "tasks" / "000.json"
     began = time.monotonic()
     while not first.exists() and child.poll() is None and time.monotonic() - began < 300:
@@ -92,8 +94,10 @@ def test_ctrl_c_exits_130_and_the_printed_command_resumes_to_the_same_records(
     assert child.returncode == 130, out + err
     assert not (tmp_path / "cut" / CELL / "full" / "steps" / "001.json").exists()
     assert "task 1/2 · " in err and "full: " + GAMES[0] in err  # the progress line
-    [line] = [x for x in err.splitlines() if x.startswith("interrupted:")]
-    [again] = re.findall(r"`([^`]+)`", line)
+    [line] = [x for x in err.splitlines() if x.startswith("error: interrupted:")]
+    assert "what was played is recorded in" in line  # the error:/hint: form of every command
+    [hint] = [x for x in err.splitlines() if x.startswith("hint: resume with")]
+    [again] = re.findall(r"`([^`]+)`", hint)
     assert shlex.split(again) == ["memdir", "skills", "run", config.name,
                                   "--data", str(shared_data)]
     resumed = subprocess.run(shlex.split(again), cwd=tmp_path, env=child_env, text=True,

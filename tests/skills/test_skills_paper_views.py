@@ -150,3 +150,44 @@ def test_table_8_counts_each_chain_s_final_library_from_its_store(run: Path) -> 
     assert int(row[9]) == calls and calls > 0
     none_cell = next(k for k in report if k.startswith("full-chain.none") or ".none." in k)
     assert none_cell not in by_cell  # no store, no library row
+
+
+def test_running_success_curves_that_coincide_both_stay_visible(run: Path,
+                                                                 tmp_path: Path) -> None:
+    import dataclasses
+
+    from matplotlib.image import imread
+
+    cells = load_run(run)
+    curated = next(c for c in cells if c.cell.variant == "curated_skills")
+    # A second memory cell whose chain went exactly as the first: the same curves.
+    twin = dataclasses.replace(curated, cell=curated.cell.model_copy(
+        update={"curator": "mock/other-curator"}))
+    figures = write_figures([*cells, twin], tmp_path)
+    [png] = [p for p in figures.written if p.name == "running_success.png"]
+    pixels = imread(png)[..., :3]
+
+    def shown(hex_color: str) -> int:
+        rgb = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        return int((abs(pixels - rgb).max(axis=-1) < 0.08).sum())
+
+    # matplotlib's first two series colours, each over far more than the legend's swatch
+    blue, orange = shown("#1f77b4"), shown("#ff7f0e")
+    assert blue > 0.5 * orange > 0, (blue, orange)
+
+
+def test_figure_9_counts_tasks_whole() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from memdir.skills._growth_figures import _lines
+
+    fig, b1 = plt.subplots()  # B1 starts at task 2: auto ticks drew 2.5, 3.5, ...
+    _lines(b1, [("a", [2.0, 3.0, 4.0, 5.0, 6.0], [0.6, 0.65, 0.7, 0.72, 0.74])], "B1")
+    fig.canvas.draw()
+    low, high = b1.get_xlim()
+    shown = [t for t in b1.get_xticks() if low <= t <= high]
+    assert shown and all(float(t).is_integer() for t in shown), shown
+    plt.close(fig)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memdir.store import find_section, headings, sections, xrefs
-from memdir.store._markdown import parsed_headings
+from memdir.store._markdown import _plain_headings, parsed_headings
 
 BODY = """# Alice
 
@@ -101,7 +101,9 @@ def test_xrefs_with_and_without_sections() -> None:
 LINE_SHAPES = ["# a", "## b #", "#x", "####### g", "#", "# ", "#\tq", "# a ##", "# a#", "# #",
                "#  a  ", "### ###", "#\t#\t", "\\# x", "## x\\#", "###### six", "text", "",
                "   ", "\t", "a # b", "- item", "```", "~~~", "> q", "===", "---", "1. x", "<div>",
-               "    code", "* x", "[r]: /u", "_ _ _", "+ y", "\r", "a\rb", "\x00"]
+               "    code", "* x", "[r]: /u", "_ _ _", "+ y", "\r", "a\rb", "\x00", "- # h",
+               "* ## h", "- - x", "-  x", "- 1. x", "* * *", "- ```", "- > q", "-", "- ", "-\tx",
+               "+ <b>", "- [r]: /u", "  - x", "- x\\"]
 
 
 @settings(max_examples=400, deadline=None)
@@ -111,6 +113,34 @@ def test_the_line_scan_finds_the_headings_markdown_it_finds(lines: list[str],
                                                             newline: bool) -> None:
     body = "\n".join(lines) + ("\n" if newline else "")
     assert headings(body, 3) == parsed_headings(body, 3)
+
+
+# Bodies the line scan answers for itself: headings, paragraph lines and simple bullets,
+# each followed by any text, and the bullet shapes that must still go to markdown-it.
+SCANNED_LINES = ["# a", "## b #", "#x", "#", "text", "", "- item", "* item", "+ item", "- a # b",
+                 "- x:", "- \u00a0x", "* x *"]
+REFUSED_LINES = ["- #", "- # h", "* ## h", "- - x", "* * *", "-  x", "- 1. x", "  - x", "---",
+                 "===", "-- x", "*x*", "+x", "* -", "- *em*", "- `c`"]
+BULLET_BODY_LINES = SCANNED_LINES * 6 + REFUSED_LINES
+
+
+@settings(max_examples=600, deadline=None)
+@given(lines=st.lists(st.tuples(st.sampled_from(BULLET_BODY_LINES),
+                                st.text(" ab#-*=\t\n", max_size=5) | st.text(max_size=5)),
+                      max_size=12),
+       newline=st.booleans())
+def test_the_line_scan_reads_bullet_lists_as_markdown_it_does(
+        lines: list[tuple[str, str]], newline: bool) -> None:
+    body = "\n".join(shape + tail for shape, tail in lines) + ("\n" if newline else "")
+    assert headings(body, 2) == parsed_headings(body, 2)
+
+
+def test_the_line_scan_answers_for_bodies_with_simple_bullets() -> None:
+    body = "# Title\n\nText.\n\n- one\n- two # not a heading\nlazy line\n* three\n+ four\n## End\n"
+    assert _plain_headings(body, 1) == parsed_headings(body, 1)
+    assert [h.text for h in parsed_headings(body, 1)] == ["Title", "End"]
+    for other in ("- # inside an item\n", "-  two spaces\n", "* * *\n", "- 1. x\n", "  - x\n"):
+        assert _plain_headings(other, 1) is None, other
 
 
 def _sections_by_definition(body: str) -> list[tuple[tuple[str, ...], int, int]]:

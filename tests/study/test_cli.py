@@ -8,7 +8,7 @@ import yaml
 from typer.testing import CliRunner
 
 from memdir.cli import app
-from memdir.cli.study import _inspect_view
+from memdir.cli._common import inspect_view_command as _inspect_view
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 runner = CliRunner()

@@ -76,7 +76,8 @@ def test_shell_output_counts_once_it_is_recorded() -> None:
         ToolCallRecord.of("2", "bash", {"command": "cat /nope"}, "Error: S9T9 gone", True),
     )
     assert recorded_reads(episode) == (
-        [ReadSpan(tool="bash", path="/memories/session-01.md")], {"S1T3"})
+        [ReadSpan(tool="bash", path="/memories/session-01.md", query="grep -rn Miso /memories")],
+        {"S1T3"})  # the read keeps the command it came from (the cell page shows it)
 
 
 def test_cited_locators_come_from_resolved_citations(store: Store) -> None:

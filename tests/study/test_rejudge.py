@@ -29,6 +29,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from agents.fake_judge import FakeJudge, correct, flipped
+from interrupting import default_sigint
 from memdir.bench.judge import CORRECTNESS_PROMPT, template_text
 from memdir.cli import app
 from memdir.config import get_settings
@@ -293,7 +294,8 @@ def test_ctrl_c_exits_130_with_a_resume_line(judged_run: Path, tmp_path: Path) -
     proc = subprocess.Popen(
         [sys.executable, "-m", "memdir", "study", "rejudge", str(run),
          "--judge", "openai-api/hangjudge/judge"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 60
         while not (run / "rejudge" / "rejudge-openai-api-hangjudge-judge").exists():

@@ -157,8 +157,9 @@ async def ingest(
             _end_chunk(store)
             if not isinstance(exc, Exception):
                 raise
+            cause = str(exc).rstrip(".")
             raise IngestError(
-                f"chunk {chunk.index} of {len(chunks)} ({chunk.label}) failed: {exc}. "
+                f"chunk {chunk.index} of {len(chunks)} ({chunk.label}) failed: {cause}. "
                 f"The store was restored to its state before this chunk; "
                 f"{len(result.chunks)} chunk(s) of this run completed. Rerun with "
                 f"skip_chunks={chunk.index - 1} (--skip {chunk.index - 1}) to resume.",

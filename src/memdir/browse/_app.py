@@ -36,7 +36,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memdir.browse._context import Browser
 from memdir.browse._history_pages import history_page
-from memdir.browse._run_pages import chain_page, log_file, run_page, study_cell_page
+from memdir.browse._run_pages import (
+    chain_page,
+    log_file,
+    report_figure,
+    report_page,
+    run_page,
+    study_cell_page,
+)
 from memdir.browse._sources import Catalog
 from memdir.browse._store_pages import file_page, health_page, search_page, tree_page, turn_page
 from memdir.server import LoopbackError, is_loopback
@@ -164,14 +171,29 @@ def browse_app(catalog: Catalog, *, token: str | None, host: str = "127.0.0.1") 
 
     async def error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        # Under /s/<store>/ the page keeps that store's navigation (tree, history, search),
+        # and so does any page of a session that shows one store and no run.
+        path, root = request.url.path, str(request.scope.get("root_path", ""))
+        below = path.removeprefix(root)  # below the token, when it is in the path
+        parts = below.split("/")
+        sid = parts[2] if len(parts) > 2 and parts[1] == "s" else None
+        if sid is None and catalog.kind == "store" and len(catalog.stores) == 1:
+            sid = next(iter(catalog.stores))
+        where = {"entry": catalog.stores[sid]} if sid in catalog.stores else {}
+        detail = exc.detail
+        if exc.status_code == 404 and detail == "Not Found":  # no route: say what to do
+            detail = (f"No page of this session is at {below}; start again from the "
+                      "memdir browse link at the top left.")
         return browser.page("error.html", status_code=exc.status_code, code=exc.status_code,
-                            detail=exc.detail)
+                            detail=detail, **where)
 
     routes = [
         _route("/", _index, browser),
         _route("/run/cell/{key}", study_cell_page, browser),
         _route("/run/log/{key}/{n:int}", log_file, browser),
         _route("/run/chain/{cell}/{chain}", chain_page, browser),
+        _route("/run/report/", report_page, browser),
+        _route("/run/report/{name}", report_figure, browser),
         _route("/s/{sid}/", tree_page, browser),
         _route("/s/{sid}/file/{path:path}", file_page, browser),
         _route("/s/{sid}/search", search_page, browser),

@@ -22,10 +22,15 @@ from starlette.responses import HTMLResponse
 from memdir.browse._sources import BrowsedStore, Catalog
 from memdir.store import ROOT
 
-__all__ = ["Browser", "fingerprint", "human_bytes"]
+__all__ = ["Browser", "fingerprint", "human_bytes", "thousands"]
 
 T = TypeVar("T")
 _SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def thousands(count: int | float) -> str:
+    """A count with thousands separators (``10,165``), as the command line prints it."""
+    return f"{count:,}"
 
 
 def human_bytes(size: int | float) -> str:
@@ -91,6 +96,7 @@ class Browser:
             lstrip_blocks=True,
         )
         self.env.filters["bytes"] = human_bytes
+        self.env.filters["num"] = thousands
         self.env.globals["catalog"] = catalog
         self.env.globals["file_url"] = self.file_url
         self.env.globals["store_url"] = self.store_url

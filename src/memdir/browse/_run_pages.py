@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 from typing import Any
+from urllib.parse import urlencode
 
+from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
@@ -21,9 +23,15 @@ from memdir.browse._context import Browser
 from memdir.browse._sources import chain_store_id, slug
 from memdir.browse._state import history_steps
 from memdir.skills import CellReport
-from memdir.study import CellStatus, QuestionRecord, RunRecords, primary_score
+from memdir.study import (
+    CellStatus,
+    QuestionRecord,
+    RunRecords,
+    primary_score,
+    score_name,
+)
 
-__all__ = ["chain_page", "log_file", "run_page", "study_cell_page"]
+__all__ = ["chain_page", "log_file", "report_figure", "report_page", "run_page", "study_cell_page"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +97,50 @@ def run_page(browser: Browser, request: Request) -> HTMLResponse:
     return browser.page("run.html", run=run, rows=_cell_rows(browser, run))
 
 
+PAGE_SIZE = 25
+"""Questions shown per page of a cell."""
+WRONG_BELOW = 0.5
+"""A question counts as answered wrong below this score (the retrieval diagnostics' rule)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionFilter:
+    """Which of a cell's questions a page shows: a category, only the wrong ones, a page."""
+
+    category: str
+    wrong: bool
+    page: int
+
+    @classmethod
+    def of(cls, request: Request) -> QuestionFilter:
+        """The filter a cell page's query string asks for (unknown values are ignored)."""
+        query = request.query_params
+        page = query.get("page", "1")
+        return cls(query.get("category", ""), query.get("wrong") == "1",
+                   int(page) if page.isdigit() and int(page) > 0 else 1)
+
+    def keep(self, record: QuestionRecord) -> bool:
+        """Whether ``record`` passes the category and outcome filters."""
+        if self.category and record.category_name != self.category:
+            return False
+        score = primary_score(record, use_judge=record.grades.judge_correct is not None)
+        return not self.wrong or (score is not None and score < WRONG_BELOW)
+
+    def url(self, key: str, **change: Any) -> str:
+        """The cell page's URL with this filter, some of it changed."""
+        values = {"category": self.category, "wrong": self.wrong, "page": self.page} | change
+        query = {k: ("1" if v is True else str(v)) for k, v in values.items()
+                 if v not in ("", False, None) and not (k == "page" and v == 1)}
+        return f"/run/cell/{key}" + (f"?{urlencode(query)}" if query else "")
+
+
 def study_cell_page(browser: Browser, request: Request) -> HTMLResponse:
-    """A cell's questions: answer, gold, grades, retrieval diagnostics, citations linked."""
+    """A cell's questions: answer, gold, grades, retrieval diagnostics, citations linked.
+
+    The page opens on the cell's scores; its questions come a page at a time,
+    filtered by category and to the wrong answers when asked (``?category=``,
+    ``?wrong=1``, ``?page=``).
+    """
     run = _study(browser)
     key = request.path_params["key"]
     status = next((s for s in run.statuses if s.cell.key == key), None)
@@ -98,8 +148,20 @@ def study_cell_page(browser: Browser, request: Request) -> HTMLResponse:
         raise HTTPException(404, f"the run has no cell {key!r}")
     sid = slug(status.store) if status.store else None
     records = run.records.get(key, [])
+    wanted = QuestionFilter.of(request)
+    kept = [(n, r) for n, r in enumerate(records, 1) if wanted.keep(r)]
+    pages = max(1, -(-len(kept) // PAGE_SIZE))
+    page = min(wanted.page, pages)
+    row = CellRow(status, _pct([primary_score(r) for r in records]),
+                  _pct([primary_score(r, use_judge=True) for r in records]),
+                  _cost(records, run.prices), None)
     return browser.page(
-        "cell.html", run=run, status=status, records=records,
+        "cell.html", run=run, status=status, row=row, records=records,
+        shown=kept[(page - 1) * PAGE_SIZE: page * PAGE_SIZE], matching=len(kept),
+        page=page, pages=pages, wanted=wanted,
+        categories=sorted({r.category_name for r in records}),
+        wrong_count=sum(1 for r in records if QuestionFilter("", True, 1).keep(r)),
+        score_label=score_name(records),
         store_id=sid if sid in browser.catalog.stores else None,
         logs=_logs(run.folder, key), log_dir=run.folder / "logs", primary_score=primary_score,
     )
@@ -136,3 +198,29 @@ def chain_page(browser: Browser, request: Request) -> HTMLResponse:
     return browser.page("chain.html", report=report, chain=chain, steps=report.chains[chain],
                         store_id=sid if entry is not None else None, after=after,
                         planned=report.planned.get(chain))
+
+
+def report_page(browser: Browser, request: Request) -> HTMLResponse:
+    """The run's ``report/report.md`` as ``memdir study report`` wrote it, figures shown."""
+    catalog = browser.catalog
+    _study(browser)
+    if catalog.report is None:
+        raise HTTPException(404, f"no report yet: write it with `memdir study report "
+                                 f"{catalog.folder}`, then reload this page")
+    from markdown_it import MarkdownIt
+
+    text = catalog.report.read_text(encoding="utf-8")
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+    return browser.page("report.html", body=Markup(body), report=catalog.report)
+
+
+def report_figure(browser: Browser, request: Request) -> Response:
+    """A figure of the run's report (a PNG beside ``report.md``)."""
+    report = browser.catalog.report
+    name = request.path_params["name"]
+    if report is None or "/" in name or not name.endswith(".png"):
+        raise HTTPException(404, f"{name} is not a figure of this run's report")
+    path = report.parent / name
+    if not path.is_file():
+        raise HTTPException(404, f"{name} is not a figure of this run's report")
+    return FileResponse(path, media_type="image/png")

@@ -133,6 +133,10 @@ class Catalog:
     study: RunRecords | None = None
     skills: list[CellReport] | None = None
     data_dir: Path | None = None
+    missing: dict[str, str] = field(default_factory=dict)
+    """Stores the run records but that cannot be shown, each with why (by store key)."""
+    report: Path | None = None
+    """A study run's ``report/report.md``, when ``memdir study report`` has written it."""
 
 
 def slug(text: str) -> str:
@@ -165,8 +169,14 @@ def _study(folder: Path, data_dir: Path | None) -> Catalog:
         configured = json.loads(manifest.read_text("utf-8")).get("config", {}).get("data_dir")
         run_data = Path(configured) if configured else None
     stores: dict[str, BrowsedStore] = {}
+    missing: dict[str, str] = {}
     for key, info in run.stores.items():
-        if info.path is None or not Path(info.path).is_dir():
+        if info.path is None:
+            if info.variant != "closed-book":  # a closed-book cell reads no store
+                missing[key] = info.error or "the run recorded no folder for it"
+            continue
+        if not Path(info.path).is_dir():
+            missing[key] = f"its folder {info.path} is not there (moved or deleted?)"
             continue
         build = info.build
         ref = None
@@ -174,8 +184,10 @@ def _study(folder: Path, data_dir: Path | None) -> Catalog:
             ref = ConversationRef(build.benchmark, build.conversation_id, run_data)
         stores[slug(key)] = BrowsedStore(slug(key), key, Store(Path(info.path)), ref,
                                          f"{info.variant} store of this run")
-    return Catalog("study", folder, f"study run {folder.name}", stores, study=run,
-                   data_dir=run_data)
+    report = folder / "report" / "report.md"
+    return Catalog("study", folder, f"study run “{folder.name}”", stores, study=run,
+                   data_dir=run_data, missing=missing,
+                   report=report if report.is_file() else None)
 
 
 def _skills(folder: Path) -> Catalog:
@@ -188,7 +200,7 @@ def _skills(folder: Path) -> Catalog:
                 sid = chain_store_id(report.cell.key, chain)
                 stores[sid] = BrowsedStore(sid, f"{report.cell.key} / {chain}", Store(root),
                                            None, f"the library of chain {chain}")
-    return Catalog("skills", folder, f"skills run {folder.name}", stores, skills=cells)
+    return Catalog("skills", folder, f"skills run “{folder.name}”", stores, skills=cells)
 
 
 def chain_store_id(cell_id: str, chain: str) -> str:

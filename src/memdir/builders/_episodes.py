@@ -53,8 +53,9 @@ async def run_unit(folder: BuildFolder, model: Model | str, role: RoleConfig, us
         if not isinstance(exc, Exception):
             raise
         done = len(folder.state.units)
+        cause = str(exc).rstrip(".")
         raise BuildError(
-            f"{kind} {index} ({label}) of the {folder.spec.variant} build failed: {exc}. "
+            f"{kind} {index} ({label}) of the {folder.spec.variant} build failed: {cause}. "
             f"The store is back at its last snapshot ({done} unit(s) done); rerun the "
             f"same build to resume from there ({folder.path})."
         ) from exc

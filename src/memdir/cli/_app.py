@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup
 
 __all__ = ["app"]
 
@@ -50,15 +50,44 @@ def _summary(module: str) -> str:
     return line[:1].upper() + line[1:]
 
 
+class _Argument(TyperArgument):
+    """A positional argument named the way man pages and click name one.
+
+    Typer writes a required argument as ``{STORE}`` in usage lines, which a
+    reader copies into a shell as a literal brace; here it reads ``STORE``
+    (optional ones stay ``[PATH]``), and an argument without a metavar is
+    shown in capitals (``STEP``), as the help texts refer to it.
+    """
+
+    @property
+    def display_name_raw(self) -> str:
+        return self.metavar if self.metavar is not None else (self.name or "").upper()
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+
+def _plain_arguments(command: Any) -> None:
+    """Make every positional argument of ``command`` (and its subcommands) an :class:`_Argument`."""
+    for param in command.params:
+        if type(param) is TyperArgument:
+            param.__class__ = _Argument
+    for sub in getattr(command, "commands", {}).values():
+        _plain_arguments(sub)
+
+
 class _LazyGroup(TyperGroup):
     """The top-level group: subcommands are imported on first use.
 
     Listing the commands (``memdir --help``, shell completion of a command
     name) shows placeholders carrying each module's summary; resolving a
-    command to run it, or to show its own help, imports the real one.
+    command to run it, to show its own help, or to complete its options and
+    subcommands (``memdir tree ./m --<TAB>``), imports the real one.
     """
 
     _listing = False
+    _resolving = False
 
     def list_commands(self, ctx: Any) -> list[str]:
         return sorted({*self.commands, *_command_modules()})
@@ -69,7 +98,7 @@ class _LazyGroup(TyperGroup):
         module = _command_modules().get(cmd_name)
         if module is None:
             return None
-        if self._listing or ctx.resilient_parsing:
+        if self._listing or (ctx.resilient_parsing and not self._resolving):
             return typer.core.TyperCommand(cmd_name, help=_summary(module))
         return self._load(cmd_name, module)
 
@@ -80,16 +109,17 @@ class _LazyGroup(TyperGroup):
         scratch = typer.Typer(rich_markup_mode=None)
         register(scratch)
         for name, command in typer.main.get_group(scratch).commands.items():
+            _plain_arguments(command)
             self.commands.setdefault(name, command)
         return self.commands.get(cmd_name)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name = args[0]
-        listing, self._listing = self._listing, False
+        listing, self._listing, self._resolving = self._listing, False, True
         try:
             command = self.get_command(ctx, name)
         finally:
-            self._listing = listing
+            self._listing, self._resolving = listing, False
         if command is None and not ctx.resilient_parsing:
             if name.startswith("-"):
                 self.parse_args(ctx, args)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import shlex
+import socket
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -39,7 +40,9 @@ __all__ = [
     "call_tool",
     "console",
     "err_console",
+    "cannot_bind",
     "fail",
+    "inspect_view_command",
     "errors_as_json",
     "is_store",
     "json_errors",
@@ -117,6 +120,29 @@ def runnable(text: str) -> str:
     if prefix == "memdir":
         return text
     return text.replace("`memdir ", f"`{prefix} ").replace("[bold]memdir ", f"[bold]{prefix} ")
+
+
+def cannot_bind(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound right now, or None if it can."""
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"unknown host ({exc.strerror})"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
+def inspect_view_command(log_folder: Path) -> str:
+    """``inspect view`` for a log folder, started the way this shell starts memdir."""
+    start = runnable("`memdir `")[1:-len("memdir `")]  # "", "uv run " or "python -m "
+    program = "inspect_ai" if start.endswith("-m ") else "inspect"
+    return f"{start}{program} view --log-dir {shlex.quote(str(log_folder))}"
 
 
 def fail(message: str, hint: str | None = None, code: ExitCode = ExitCode.ERROR) -> NoReturn:

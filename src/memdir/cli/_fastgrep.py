@@ -44,9 +44,7 @@ def grep_output(store: Store, pattern: str, path: str, max_results: int | None,
         ToolError: The pattern or a limit is not accepted.
         StoreError: ``path`` is not in the store.
     """
-    import asyncio
-
-    from memdir.tools._grep import grep_store, grep_tool
+    from memdir.tools._grep import grep_store, grep_text
 
     if as_json:
         found = grep_store(store, pattern, path, ignore_case)
@@ -59,17 +57,10 @@ def grep_output(store: Store, pattern: str, path: str, max_results: int | None,
                      for h in hits[:max_results]],
             "complete": complete,
         }, indent=2, ensure_ascii=False)
-    # The grep tool's own function, so the text is the model's, without building
-    # the whole read set (its other tools' schemas) for one call.
-    args: dict[str, Any] = {"pattern": pattern, "path": path, "ignore_case": ignore_case}
-    if max_results is not None:
-        args["max_results"] = max_results
-    tool = grep_tool(store)
-
-    async def call() -> str:
-        return str(await tool(**args))
-
-    return asyncio.run(call())
+    # The grep tool's own text, so it is the model's, without building the whole
+    # read set (its other tools' schemas) or an event loop for one call.
+    return grep_text(store, pattern, path, 50 if max_results is None else max_results,
+                     ignore_case)
 
 
 def emit(text: str, *, as_json: bool = False) -> None:

@@ -47,9 +47,19 @@ def format_cost(cost: float | None, model: str, usage_known: bool = True) -> str
     return f"${cost:.4f}"
 
 
-def print_answer(answer: Answer) -> None:
-    """Show an answer: the text, each citation checked, then rounds, tokens and cost."""
-    if answer.zero_cost_baseline:
+CITED_LINES_EXIST = ("found = the cited file has those lines; whether they answer the "
+                     "question is not checked")
+"""What the mark after a citation means, printed under the citations."""
+
+
+def print_answer(answer: Answer, *, note: bool = True) -> None:
+    """Show an answer: the text, each citation checked, then rounds, tokens and cost.
+
+    Args:
+        answer: The answer to show.
+        note: Say on stderr when the offline baseline answered (the demo says it once).
+    """
+    if answer.zero_cost_baseline and note:
         err_console.print(
             "[yellow]note:[/] answered by the offline grep-reader, a deterministic zero-cost "
             "baseline that uses no LLM. Set --model or MEMDIR_MODEL for a real search agent."
@@ -59,8 +69,9 @@ def print_answer(answer: Answer) -> None:
         console.print()
         for c in answer.citations:
             problem = escape(c.problem or "")
-            mark = "[green]ok[/]" if c.resolved else f"[red]not found[/] ({problem})"
+            mark = "[green]found[/]" if c.resolved else f"[red]not found[/] ({problem})"
             console.print(f"  {escape(c.raw)} {mark}")
+        console.print(f"  [dim]({CITED_LINES_EXIST})[/]")
     rec = answer.records[0]
     u = answer.usage
     tokens = (f"tokens in {u.input:,} (cached {u.cached_input:,}), out {u.output:,} "
@@ -100,8 +111,9 @@ def ask_command(
     r"""Answer a question from the store, citing the files it read.
 
     The search agent surveys the store, greps, reads what it needs, and answers
-    with citations such as \[/memories/people/ana.md:L10-12]; each citation is
-    checked against the store and marked ok or not found. Without --model and
+    with citations such as [/memories/people/maya.md:L10-12]; each citation is
+    checked against the store and marked found (the file has those lines) or not
+    found; whether the lines answer the question is not checked. Without --model and
     without MEMDIR_MODEL the offline grep-reader answers instead: a deterministic
     baseline that calls no LLM and costs nothing, labelled as such.
 
@@ -116,7 +128,7 @@ def ask_command(
 
         memdir ask ./memories "Where does Maya work now?"
 
-        MEMDIR_MODEL=openai/gpt-5.4-mini memdir ask ./memories "When is the wedding?" --json
+        memdir ask ./memories "When was Ada's wedding?" -m openai/gpt-5.4-mini
     """
     with errors_as_json(as_json):
         answer = _answer(store_path, question, model, variant, max_rounds, prices)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memdir.cli._common import err_console, fail
+from memdir.cli._common import ExitCode, cannot_bind, err_console, fail
 from memdir.config import get_settings
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def browse(
 
     For example:
 
-        memdir init ./memories --sample && memdir browse ./memories --conversation sample
+        memdir browse ./memories --conversation sample
 
         memdir browse ./memories --conversation locomo:conv-50
 
@@ -97,15 +97,24 @@ def browse(
     secret = secrets.token_urlsafe(32)
 
     def ready(url: str) -> None:
-        err_console.print(f"memdir browse: {catalog.title}, {len(catalog.stores)} store(s).")
+        err_console.print(f"memdir browse: {catalog.title}, {len(catalog.stores)} store(s).",
+                          markup=False, highlight=False)
+        for key, why in catalog.missing.items():
+            err_console.print(f"note: store {key} cannot be shown: {why}", markup=False,
+                              highlight=False)
         err_console.print(f"open {url}  (Ctrl-C stops it)")
 
+    problem = cannot_bind(host, port) if port else None
+    if problem:  # said in one line, as memdir serve says it, not in uvicorn's traceback
+        fail(f"cannot listen on {host}:{port}: {problem}.",
+             "pick a free port with --port (0: any free one), or stop whatever holds this one.")
     try:
         serve(catalog, host=host, port=port, token=secret, ready=ready)
     except LoopbackError as exc:
         fail(str(exc), "use --host 127.0.0.1.")
     except KeyboardInterrupt:
         err_console.print("stopped.")
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
     except SystemExit as exc:  # uvicorn exits this way when it cannot bind
         if exc.code:
             fail(f"the browser could not listen on {host}:{port}.",

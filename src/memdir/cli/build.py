@@ -124,10 +124,12 @@ def build_command(
 
     For example:
 
-        memdir build verbatim locomo conv-50 ./conv-50-dump --data ../shared/data
+        memdir build verbatim locomo conv-50 ./conv-50 --data ../shared/data
 
-        memdir build curated realtalk Chat_10 ./chat-10 -m openai/gpt-5.4-mini
-    """
+    \b
+        memdir build curated realtalk Chat_10 ./chat-10 --data ../shared/data \\
+            -m openai/gpt-5.4-mini
+    """  # noqa: D301 (click shows a paragraph after \b as written, unwrapped)
     if variant not in CATALOG:
         fail(f"unknown variant {variant!r}.", f"{variant_hint(variant)}.")
     spec = CATALOG[variant]
@@ -140,10 +142,25 @@ def build_command(
     if spec.model_built and chosen is None:
         fail(f"{variant} is written by a model.", "pass --model provider/model or set "
              "MEMDIR_MODEL.")
+    if spec.model_built:
+        _check_model(chosen)  # before any build folder is made for it
     convo = _conversation(_load(dataset, data), conversation)
     _run(variant, convo, store, chosen if spec.model_built else None,
          cache or get_settings().cache_dir.expanduser() / "builds",
          chunk_tokens, max_passes, max_rounds, prices, show_progress)
+
+
+def _check_model(model: str | None) -> None:
+    """Stop at once if ``model`` cannot be used here (no API key, no provider SDK)."""
+    from memdir.agents import ModelSetupError, resolve_model
+
+    assert model is not None
+    try:
+        resolve_model(model)
+    except ModelSetupError as exc:
+        fail(str(exc), "set the key or install the SDK named above, or pick another --model.")
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _run(variant: str, conversation: Conversation, store: Path, model: str | None,

@@ -144,7 +144,7 @@ def _answers(ctx: DemoContext) -> bool:
     for question in QUESTIONS:
         console.print(f"[bold cyan]? {escape(question)}[/]")
         answer = anyio.run(ask, store, question)
-        print_answer(answer)
+        print_answer(answer, note=False)
         console.print()
         ok = ok and bool(answer.citations) and answer.citations_resolve
     return ok
@@ -155,7 +155,7 @@ STEPS: list[DemoStep] = [
     DemoStep("The store as an agent first sees it: names and descriptions", _tree),
     DemoStep("Lint: check the store contract", _lint),
     DemoStep("Tool calls, printed exactly as a model would see them", _calls),
-    DemoStep("Questions answered from the store, with checked citations", _answers),
+    DemoStep("Questions answered from the store, each citation checked to exist", _answers),
 ]
 
 

@@ -10,7 +10,11 @@ import typer
 from memdir.cli._common import StoreArg, fail, json_errors, open_store
 from memdir.store import ROOT
 
-__all__ = ["grep", "register"]
+__all__ = ["MAX_RESULTS", "grep", "register"]
+
+MAX_RESULTS = 1000
+"""The grep tool's largest max_results (``memdir.tools._grep.MAX_RESULTS_CAP``, which
+this module does not import, so that ``--help`` stays quick); a test checks the two agree."""
 
 _ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
 """Terminal colour and cursor sequences (the pattern click strips from piped output)."""
@@ -26,8 +30,9 @@ def grep(
     ] = ROOT,
     max_results: Annotated[
         int | None,
-        typer.Option("--max-results", min=1,
-                     help="Stop after this many matching lines (default: the tool's own cap)."),
+        typer.Option("--max-results", min=1, max=MAX_RESULTS,
+                     help="Stop after this many matching lines (default: 50, the grep "
+                     "tool's own; with --json, every hit)."),
     ] = None,
     ignore_case: Annotated[
         bool, typer.Option("--ignore-case", "-i", help="Match letters regardless of case.")

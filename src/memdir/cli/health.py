@@ -110,7 +110,9 @@ def health(
         help="A file whose locators ([S5T3] ... or one per line) must still be present.")] = None,
     plots: Annotated[Path | None, typer.Option(
         help="Write tree.png (and growth/adherence PNGs with --history) into this folder.")] = None,
-    tree: Annotated[bool, typer.Option("--tree", help="Print the tree with headings.")] = False,
+    tree: Annotated[bool, typer.Option(
+        "--tree", help="Print the tree with headings (with --json: its nodes, under 'tree').")
+    ] = False,
     seed: Annotated[int, typer.Option(help="Seed of the B4 pair sample.")] = 0,
     heading_depth: Annotated[str, typer.Option(
         help="'nesting': a heading is one below its parent; 'level': depth follows #s.")
@@ -175,6 +177,9 @@ def health(
         data = report.to_dict()
         if trajectory is not None:
             data["trajectory"] = trajectory.table()
+        if tree:  # the tree --tree draws in text, as its nodes in the same order
+            data["tree"] = [{"kind": n.kind, "name": n.name, "path": n.path, "depth": n.depth,
+                             "level": n.level} for n in report.metrics.tree.nodes]
         typer.echo(json.dumps(data, indent=2, default=str))
     else:
         if tree:

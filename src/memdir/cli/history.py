@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from memdir.cli._common import StoreArg, fail, json_errors, runnable
 from memdir.store import Store, StoreError
@@ -23,6 +25,33 @@ history_app = typer.Typer(
     "(verify), 2 bad input.",
     no_args_is_help=True,
 )
+
+
+_BACK = re.compile(r"-\d+")
+
+
+class _StepCommand(TyperCommand):
+    """A command whose positional steps may count back (``show -1``, ``diff 0 -2``).
+
+    click reads any word starting with ``-`` as an option; here a negative
+    number is a step, and any other unknown option is still refused.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        known = {name for param in self.get_params(ctx)
+                 for name in (*param.opts, *param.secondary_opts)}
+        for arg in args:
+            if arg == "--":
+                break
+            if arg.startswith("-") and not _BACK.fullmatch(arg) \
+                    and arg.split("=", 1)[0] not in known:
+                ctx.fail(f"No such option: {arg}")
+        return super().parse_args(ctx, args)
+
+    def make_parser(self, ctx: Any) -> Any:
+        parser = super().make_parser(ctx)
+        parser.ignore_unknown_options = True  # only negative steps get past parse_args
+        return parser
 
 
 def _history(ctx: typer.Context) -> History:
@@ -152,7 +181,7 @@ def _log_all(ctx: typer.Context, as_json: bool) -> None:
         typer.echo(f"{c.commit[:10]}  {c.time}  {c.title}  (by {by}{where})")
 
 
-@history_app.command("show")
+@history_app.command("show", cls=_StepCommand)
 def show(
     ctx: typer.Context,
     step: Annotated[str, typer.Argument(help="Step number (negative counts back) or commit id.")],
@@ -173,7 +202,7 @@ def show(
         typer.echo(f"{len(text.encode('utf-8')):>8}  {name}")
 
 
-@history_app.command("diff")
+@history_app.command("diff", cls=_StepCommand)
 @json_errors
 def diff(
     ctx: typer.Context,
@@ -204,7 +233,7 @@ def diff(
         typer.echo(change.patch, nl=False)
 
 
-@history_app.command("checkout")
+@history_app.command("checkout", cls=_StepCommand)
 def checkout(
     ctx: typer.Context,
     step: Annotated[str, typer.Argument(help="The step to rebuild.")],

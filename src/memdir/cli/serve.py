@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,7 @@ from typing import Annotated
 import anyio
 import typer
 
-from memdir.cli._common import StoreArg, err_console, fail, load_toolset, open_store
+from memdir.cli._common import StoreArg, cannot_bind, err_console, fail, load_toolset, open_store
 from memdir.config import get_settings
 
 __all__ = ["Profile", "Transport", "register", "serve"]
@@ -57,7 +56,7 @@ def serve(
         str | None,
         typer.Option("--token",
                      help="For http: require 'Authorization: Bearer TOKEN' on every request "
-                     "(401 otherwise). Defaults to MEMDIR_MCP_TOKEN; prefer the environment "
+                     "(403 otherwise). Defaults to MEMDIR_MCP_TOKEN; prefer the environment "
                      "variable, which stays out of the process list."),
     ] = None,
     allow_remote: Annotated[
@@ -123,7 +122,7 @@ def serve(
 
         memdir serve ./memories --profile anthropic --write
 
-        MEMDIR_MCP_TOKEN=s3cret memdir serve ./memories --write --transport http --port 8765
+        MEMDIR_MCP_TOKEN=s3cret memdir serve ./memories --transport http
 
         memdir serve ./memories --write --sync --writer claude-desktop
 
@@ -184,7 +183,7 @@ def serve(
             err_console.print("stopped.")
             raise typer.Exit(130) from None
         return
-    problem = _cannot_bind(host, port)
+    problem = cannot_bind(host, port)
     if problem:
         fail(f"cannot listen on {host}:{port}: {problem}.",
              "pick a free port with --port, or stop whatever holds this one.")
@@ -199,22 +198,6 @@ def serve(
         if exc.code:
             fail(f"the HTTP server could not start (uvicorn exit status {exc.code}).",
                  "see the message above.")
-
-
-def _cannot_bind(host: str, port: int) -> str | None:
-    """Why ``host:port`` cannot be bound right now, or None if it can."""
-    try:
-        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        return f"unknown host ({exc.strerror})"
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            return exc.strerror or str(exc)
-    return None
 
 
 def register(app: typer.Typer) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memdir.cli._common import ExitCode, console, err_console, fail, runnable
+from memdir.cli._common import ExitCode, console, fail, inspect_view_command, runnable
 
 if TYPE_CHECKING:
     from memdir.skills import AlfworldTask, Cell, RunConfig
@@ -131,13 +131,11 @@ def run(
     except EvalFailed as exc:
         fail(str(exc), f"fix the cause and resume with: `{again}`")
     except KeyboardInterrupt:
-        err_console.print(runnable(
-            f"interrupted: what was played is recorded in {config.output}; resume with: "
-            f"`{again}`"), markup=False, highlight=False)
-        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+        fail(f"interrupted: what was played is recorded in {config.output}",
+             f"resume with `{again}`", ExitCode.INTERRUPTED)
     console.print(runnable(f"done; report with: `memdir skills report {config.output}`"),
                   markup=False, highlight=False)
-    console.print(f"transcripts: inspect view --log-dir {log_dir(config.output)}",
+    console.print(f"transcripts: `{inspect_view_command(log_dir(config.output))}`",
                   markup=False, highlight=False)
 
 

@@ -19,6 +19,7 @@ from memdir.cli._common import (
     err_console,
     errors_as_json,
     fail,
+    inspect_view_command,
     print_json,
     runnable,
     show_model_retries,
@@ -118,13 +119,6 @@ def _resume_command(config_path: Path, folder: Path, data: Path | None) -> str:
     return f"`{shlex.join(words)}`"
 
 
-def _inspect_view(log_folder: Path) -> str:
-    """``inspect view`` for a log folder, started the way this shell starts memdir."""
-    start = runnable("`memdir `")[1:-len("memdir `")]  # "", "uv run " or "python -m "
-    program = "inspect_ai" if start.endswith("-m ") else "inspect"
-    return f"{start}{program} view --log-dir {shlex.quote(str(log_folder))}"
-
-
 def run_command(
     config_path: Annotated[Path, typer.Argument(metavar="CONFIG",
                                                 help="The study config (YAML).")],
@@ -200,7 +194,7 @@ def _run(config: StudyConfig, config_path: Path, folder: Path, data: Path | None
     failed = [s for s in statuses if s.status != "complete"]
     report = runnable(f"`{shlex.join(['memdir', 'study', 'report', str(folder)])}`")
     resume = runnable(_resume_command(config_path, folder, data))
-    transcripts = f"`{_inspect_view(log_dir(folder))}`"
+    transcripts = f"`{inspect_view_command(log_dir(folder))}`"
     if as_json:
         print_json({"run": str(folder),
                     "cells": [{"key": s.cell.key, "status": s.status, "answered": s.answered,
@@ -266,7 +260,7 @@ def inspect_command(
         for attempt in evals:
             console.print(escape(f"  {attempt['status']:9} {attempt['samples']:4} samples "
                                  f"{run / attempt['log']}"))
-    console.print(escape(f"read the transcripts with: `{_inspect_view(log_dir(run))}`"))
+    console.print(escape(f"read the transcripts with: `{inspect_view_command(log_dir(run))}`"))
 
 
 def register(app: typer.Typer) -> None:

@@ -24,7 +24,7 @@ __all__ = ["register", "toc"]
 def toc(
     store_path: StoreArg,
     file: Annotated[
-        str, typer.Argument(help="A file of the store, e.g. /memories/people/alice.md.")
+        str, typer.Argument(help="A file of the store, e.g. /memories/people/maya.md.")
     ],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object: each section's heading "
@@ -40,9 +40,9 @@ def toc(
 
     For example:
 
-        memdir toc ./memories /memories/people/alice.md
+        memdir toc ./memories /memories/people/maya.md
 
-        memdir toc ./memories /memories/people/alice.md --json
+        memdir toc ./memories /memories/people/maya.md --json
     """
     store = open_store(store_path)
     if as_json:

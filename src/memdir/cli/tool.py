@@ -80,12 +80,13 @@ def tool(
 
     For example:
 
-        memdir tool ./memories '{"name": "view", "arguments": {"path": "/memories"}}'
-
+    \b
+        memdir tool ./memories \\
+            '{"name": "toc", "arguments": {"path": "/memories/people/maya.md"}}'
         memdir tool ./memories --set write --list
-
-        echo '{"name": "toc", "arguments": {"path": "/memories/a.md"}}' | memdir tool ./memories -
-    """
+        echo '{"name": "view", "arguments": {"path": "/memories"}}' \\
+            | memdir tool ./memories -
+    """  # noqa: D301 (click shows a paragraph after \b as written, unwrapped)
     toolset = load_toolset(set_name, open_store(store_path))
     if list_tools:
         if call is not None:

@@ -14,14 +14,30 @@ from memdir.store import ROOT, Entry, StoreError, listing_mark
 
 __all__ = ["entry_dict", "register", "tree", "tree_lines"]
 
+_PRINTED_LINES = 500
+"""Lines drawn per call to rich: one call per line cost half the time, one for all of a
+100,000-file tree held all of it rendered at once."""
 
-def _label(entry: Entry, mark: str | None = None) -> str:
+
+def _label(entry: Entry, mark: str | None = None,
+           hidden: Mapping[str, int] | None = None) -> str:
     name = escape(entry.path.rsplit("/", 1)[-1])
     if entry.is_dir:
-        return f"[bold blue]{name}/[/]"
+        below = (hidden or {}).get(entry.path)
+        return f"[bold blue]{name}/[/]" + (f"  [dim]{below:,} file(s) below[/]" if below else "")
     desc = escape(entry.description) if entry.description else "[red](no description)[/]"
     flag = f"[bold red]{escape(mark)}[/] " if mark else ""
     return f"{name}  [dim]{entry.size:,} B[/]  {flag}{desc}"
+
+
+def files_below_the_cut(everything: list[Entry], depth: int) -> dict[str, int]:
+    """Files deeper than ``depth`` in ``everything``, counted under their folder at ``depth``."""
+    counts: dict[str, int] = {}
+    for entry in everything:
+        if not entry.is_dir and entry.depth > depth:
+            cut = "/".join(entry.path.split("/")[: entry.path.count("/") - entry.depth + depth + 1])
+            counts[cut] = counts.get(cut, 0) + 1
+    return counts
 
 
 def entry_dict(entry: Entry) -> dict[str, object]:
@@ -33,15 +49,18 @@ def entry_dict(entry: Entry) -> dict[str, object]:
 
 
 def tree_lines(top: str, entries: list[Entry],
-               marks: Mapping[str, str] | None = None) -> list[str]:
+               marks: Mapping[str, str] | None = None,
+               hidden: Mapping[str, int] | None = None) -> list[str]:
     """Lines (rich markup) drawing ``entries``, as listed by :meth:`Store.walk`, under ``top``.
 
     Drawn by hand rather than with ``rich.tree`` so that long descriptions are
     never cropped to the terminal's width, and without recursion, so a tree
     deeper than the interpreter's recursion limit (made by hand or by a shell
     command) is drawn too. ``marks`` (path -> words) flags files before their
-    description, e.g. the ones a sync left with a conflict.
+    description, e.g. the ones a sync left with a conflict; ``hidden`` maps a
+    folder drawn without its contents (cut by a depth limit) to the files it holds.
     """
+    hidden = hidden or {}
     children: dict[str, list[Entry]] = {}
     for entry in entries:
         children.setdefault(entry.path.rsplit("/", 1)[0], []).append(entry)
@@ -54,7 +73,7 @@ def tree_lines(top: str, entries: list[Entry],
     stack = pending(top, "")
     while stack:  # depth first with a stack: a thousand folders deep is drawn like three
         entry, prefix, last = stack.pop()
-        label = _label(entry, (marks or {}).get(entry.path))
+        label = _label(entry, (marks or {}).get(entry.path), hidden)
         lines.append(f"{prefix}{'└── ' if last else '├── '}{label}")
         if entry.is_dir:
             stack.extend(pending(entry.path, prefix + ("    " if last else "│   ")))
@@ -92,17 +111,28 @@ def tree(
     try:
         top = store.resolve(path, "dir").virtual
         entries = store.walk(top, max_depth=depth)
+        # The counts are the whole tree's, also when --depth shows only its top.
+        everything = entries if depth is None else store.walk(top, describe=False)
     except StoreError as exc:
         fail(str(exc), f"list the whole store with `memdir tree {shlex.quote(str(store_path))}`.")
-    files = sum(1 for e in entries if not e.is_dir)
-    folders = len(entries) - files
+    files = sum(1 for e in everything if not e.is_dir)
+    folders = len(everything) - files
+    hidden = {} if depth is None else files_below_the_cut(everything, depth)
     if as_json:
-        print_json({"path": top, "folders": folders, "files": files,
-                    "entries": [entry_dict(e) for e in entries]})
+        print_json({"path": top, "folders": folders, "files": files, "depth": depth,
+                    "entries": [entry_dict(e) | ({"files_below": hidden[e.path]}
+                                                 if e.path in hidden else {})
+                                for e in entries]})
         return
-    for line in tree_lines(top, entries, listing_mark(store.root)):
-        console.print(line)
-    console.print(f"[dim]{folders} folder(s), {files} file(s)[/]")
+    lines = tree_lines(top, entries, listing_mark(store.root), hidden)
+    cut = ""
+    if len(entries) < len(everything):
+        drawn = sum(1 for e in entries if not e.is_dir)
+        cut = (f"; drawn to depth {depth}: {len(entries) - drawn:,} folder(s), "
+               f"{drawn:,} file(s) (raise --depth to see the rest)")
+    lines.append(f"[dim]{folders:,} folder(s), {files:,} file(s){cut}[/]")
+    for start in range(0, len(lines), _PRINTED_LINES):  # rich's set-up per call was half
+        console.print("\n".join(lines[start : start + _PRINTED_LINES]))  # the time per line
 
 
 def register(app: typer.Typer) -> None:

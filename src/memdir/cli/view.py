@@ -50,15 +50,15 @@ def view(
     The output is what a model sees from the read set's view tool (or, with
     --section, section_read): line numbers count from the top of the file,
     frontmatter included, so they match grep hits and citations such as
-    /memories/people/alice.md:L10-15.
+    /memories/people/maya.md:L10-15.
 
     Exit status: 0 shown, 2 no such store, file or section.
 
     For example:
 
-        memdir view ./memories /memories/people/alice.md --range 5 20
+        memdir view ./memories /memories/people/maya.md --range 5 20
 
-        memdir view ./memories /memories/people/alice.md --section 'Work > Past'
+        memdir view ./memories /memories/people/maya.md --section 'Work > Past'
 
         memdir view ./memories /memories/people --json
     """

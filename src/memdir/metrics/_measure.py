@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 
 from memdir.metrics._files import FileSummary, summarize
@@ -11,7 +12,7 @@ from memdir.metrics._shape import ShapeMetrics, XrefResolver, measure_shape, sta
 from memdir.metrics._taxonomy import MIN_UNIT_CHARS, TaxonomyMetrics, measure_taxonomy
 from memdir.metrics._text import TfidfCache
 from memdir.metrics._tree import HeadingDepth, StoreTree, build_tree
-from memdir.store import Document, Store, StoreError, XRef, check_xref
+from memdir.store import Document, Store, StoreError, XRef, check_xref, find_section
 
 __all__ = ["Measurer", "StoreMetrics", "measure_state", "measure_store", "read_state"]
 
@@ -115,13 +116,22 @@ def read_state(store: Store, unreadable: dict[str, str] | None = None) -> dict[s
             is still measured; when None, such a file raises ``StoreError``.
     """
     files: dict[str, str] = {}
-    for path in store.files():
-        try:
-            files[path] = store.read(path)
-        except StoreError as exc:
-            if unreadable is None:
-                raise
-            unreadable[path] = str(exc)
+    nodes = [node for node in store.tree() if node.kind == "memory"]
+    for node, data in store.read_nodes(nodes):  # one handle per folder, not a lookup per file
+        path = node.virtual
+        text = None
+        if data is not None:
+            with suppress(UnicodeDecodeError):
+                text = data.decode("utf-8")  # no newline translation, as Store.read
+        if text is None:  # gone, replaced or not UTF-8: Store.read raises what it is
+            try:
+                text = store.read(path)
+            except StoreError as exc:
+                if unreadable is None:
+                    raise
+                unreadable[path] = str(exc)
+                continue
+        files[path] = text
     return files
 
 
@@ -144,8 +154,26 @@ def measure_store(store: Store, *, seed: int = 0, heading_depth: HeadingDepth = 
     summaries = {path: measurer.summary(_digest(text), text) for path, text in files.items()}
     del files  # the summaries hold what the measures read; the texts need not stay too
     cache: dict[str, Document] = {}
+    targets: dict[str, str | None] = {}  # target -> why it is no file (None: it is one)
 
     def resolve(ref: XRef) -> str | None:
-        return check_xref(store, ref, cache)
+        """:func:`check_xref`'s answer, each target checked once.
+
+        Sections are looked for in the summary already parsed, so a store of many
+        references reads no file twice.
+        """
+        if ref.target not in targets:
+            targets[ref.target] = check_xref(store, XRef(ref.target, (), ref.line))
+        problem = targets[ref.target]
+        if problem is not None or not ref.section:
+            return problem
+        summary = summaries.get(ref.target)
+        if summary is None:  # a spelling other than the file's own path: the store resolves it
+            return check_xref(store, ref, cache)
+        try:
+            find_section(summary.body, ref.section, summary.body_line)
+        except LookupError:
+            return f"{ref.target} has no section {' > '.join(ref.section)}"
+        return None
 
     return measurer.measure_summaries(summaries, resolve)

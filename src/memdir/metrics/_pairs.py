@@ -34,47 +34,123 @@ from scipy import sparse
 
 from memdir.metrics._text import cosine_rows
 
-__all__ = ["SKETCH_RUN", "prefix_entries", "similar_pairs"]
+__all__ = ["SKETCH_RUN", "prefix_entries", "similar_pairs", "unique_first"]
 
 _MARGIN = 1e-9
 """Prefixes are cut for a threshold this much lower, so rounding never loses a pair."""
 _BATCH = 2_000_000
 """Candidate pairs generated (and their cosines computed) per batch: bounds memory."""
-_COSINE_BATCH = 100_000
+_COSINE_BATCH = 25_000
+"""Candidate pairs whose cosines are computed at once (their rows are copied out)."""
 SKETCH_RUN = 64
 """With a sketch, prefix postings of up to this many rows are still paired in full."""
 
 
-def prefix_entries(matrix: sparse.csr_matrix, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+def unique_first(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_index=True)`` by a stable sort.
+
+    The same sorted values and first positions; numpy 2.4's hash-based ``unique``
+    takes some twenty times longer on millions of 64-bit integers.
+    """
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    head = np.ones(len(ordered), bool)
+    head[1:] = ordered[1:] != ordered[:-1]
+    return ordered[head], order[head]
+
+
+def _run_sizes(values: np.ndarray) -> np.ndarray:
+    """For each item, how many items hold its value (``counts[inverse]`` of ``np.unique``)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    head = np.ones(len(ordered), bool)
+    head[1:] = ordered[1:] != ordered[:-1]
+    group = np.cumsum(head) - 1
+    sizes = np.empty(len(values), np.int64)
+    sizes[order] = np.bincount(group)[group]
+    return sizes
+
+
+_CHUNK_ENTRIES = 2_000_000
+"""Matrix entries sorted and measured at once by the prefix and sketch passes: bounds
+their memory (a hundred thousand files hold some thirty million entries)."""
+
+
+def _row_chunks(indptr: np.ndarray, entries: int) -> Iterator[tuple[int, int]]:
+    """Consecutive row ranges ``[first, end)`` holding about ``entries`` entries each."""
+    n = len(indptr) - 1
+    first = 0
+    while first < n:
+        end = int(np.searchsorted(indptr, indptr[first] + entries, side="right")) - 1
+        end = min(max(end, first + 1), n)
+        yield first, end
+        first = end
+
+
+def _term_ranks(matrix: sparse.csr_matrix) -> np.ndarray:
+    """Each term's place in the order rarest first (fewest rows holding it; ties by number)."""
+    width = matrix.shape[1]
+    df = np.bincount(matrix.indices, minlength=width)
+    rank = np.empty(width, np.int64)
+    rank[np.lexsort((np.arange(width), df))] = np.arange(width)
+    return rank
+
+
+def _rarest_first(matrix: sparse.csr_matrix, rank: np.ndarray, first: int, end: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of rows ``first`` to ``end - 1``, each row's rarest term first.
+
+    Returns rows, terms, weights, and each row's offset into these arrays.
+    """
+    lo, hi = matrix.indptr[first], matrix.indptr[end]
+    indptr = matrix.indptr[first : end + 1] - lo
+    indices = matrix.indices[lo:hi]
+    rows = np.repeat(np.arange(first, end, dtype=np.int64), np.diff(indptr))
+    order = np.lexsort((rank[indices], rows))
+    return rows[order], indices[order].astype(np.int64), matrix.data[lo:hi][order], indptr
+
+
+def prefix_entries(matrix: sparse.csr_matrix, threshold: float, *,
+                   chunk: int = _CHUNK_ENTRIES) -> tuple[np.ndarray, np.ndarray]:
     """The (row, term) entries of every row's prefix for ``threshold``.
 
     A row's entries are taken rarest term first (fewest rows holding it; ties by
     term number) while the norm of the entries from that one to the row's end is
-    at least ``threshold`` (less a small margin).
+    at least ``threshold`` (less a small margin). Rows are taken ``chunk`` entries
+    at a time, the running sum of squares carried over, so the result is the same
+    bit for bit as one pass over every entry would give.
     """
     matrix = sparse.csr_matrix(matrix)
-    n, width = matrix.shape
     if matrix.nnz == 0:
         empty = np.zeros(0, np.int64)
         return empty, empty
-    df = np.bincount(matrix.indices, minlength=width)
-    rank = np.empty(width, np.int64)
-    rank[np.lexsort((np.arange(width), df))] = np.arange(width)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(matrix.indptr))
-    order = np.lexsort((rank[matrix.indices], rows))
-    cols = matrix.indices[order].astype(np.int64)
-    squares = matrix.data[order] ** 2
-    rows = rows[order]
-    before = np.cumsum(squares) - squares  # squared mass of all earlier entries
-    starts = matrix.indptr[:-1]
-    row_base = np.zeros(n)
-    nonempty = np.diff(matrix.indptr) > 0
-    row_base[nonempty] = before[starts[nonempty]]
-    totals = np.bincount(rows, weights=squares, minlength=n)
-    remaining = totals[rows] - (before - row_base[rows])  # this entry and all after it
+    rank = _term_ranks(matrix)
     cut = max(threshold - _MARGIN, 0.0)
-    keep = remaining >= cut * cut - 1e-15 if cut > 0 else np.ones(len(rows), bool)
-    return rows[keep], cols[keep]
+    kept_rows: list[np.ndarray] = []
+    kept_cols: list[np.ndarray] = []
+    carry = np.zeros(1)  # the sum of squares of every earlier entry, in entry order
+    for first, end in _row_chunks(matrix.indptr, chunk):
+        rows, cols, weights, indptr = _rarest_first(matrix, rank, first, end)
+        if len(rows) == 0:
+            continue
+        squares = weights**2
+        running = np.cumsum(np.concatenate([carry, squares]))[1:]
+        carry = running[-1:]
+        before = running - squares  # squared mass of all earlier entries
+        starts = indptr[:-1]
+        row_base = np.zeros(end - first)
+        nonempty = np.diff(indptr) > 0
+        row_base[nonempty] = before[starts[nonempty]]
+        local = rows - first
+        totals = np.bincount(local, weights=squares, minlength=end - first)
+        remaining = totals[local] - (before - row_base[local])  # this entry and all after it
+        keep = remaining >= cut * cut - 1e-15 if cut > 0 else np.ones(len(rows), bool)
+        kept_rows.append(rows[keep])
+        kept_cols.append(cols[keep])
+    if not kept_rows:
+        empty = np.zeros(0, np.int64)
+        return empty, empty
+    return np.concatenate(kept_rows), np.concatenate(kept_cols)
 
 
 def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -107,25 +183,33 @@ def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray
         first = last
 
 
-def _sketch_keys(matrix: sparse.csr_matrix, terms: int) -> tuple[np.ndarray, np.ndarray]:
-    """(key, row) for every pair of terms among each row's ``terms`` rarest terms."""
-    n, width = matrix.shape
-    df = np.bincount(matrix.indices, minlength=width)
-    rank = np.empty(width, np.int64)
-    rank[np.lexsort((np.arange(width), df))] = np.arange(width)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(matrix.indptr))
-    order = np.lexsort((rank[matrix.indices], rows))
-    cols, rows = matrix.indices[order].astype(np.int64), rows[order]
-    position = np.arange(len(rows)) - np.repeat(matrix.indptr[:-1], np.diff(matrix.indptr))
-    first = position < terms
-    cols, rows, position = cols[first], rows[first], position[first]
-    kept = np.minimum(np.diff(matrix.indptr), terms)
-    later = np.repeat(kept, kept) - 1 - position  # kept terms after this one in its row
-    left = np.repeat(np.arange(len(rows)), later)
-    offset = np.arange(len(left)) - np.repeat(np.cumsum(later) - later, later)
-    right = left + 1 + offset
-    x, y = np.minimum(cols[left], cols[right]), np.maximum(cols[left], cols[right])
-    return x * width + y, rows[left]
+def _sketch_keys(matrix: sparse.csr_matrix, terms: int, *, chunk: int = _CHUNK_ENTRIES
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(key, row) for every pair of terms among each row's ``terms`` rarest terms.
+
+    Rows are taken ``chunk`` entries at a time (the result does not depend on it).
+    """
+    width = matrix.shape[1]
+    rank = _term_ranks(matrix)
+    keys: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
+    for first, end in _row_chunks(matrix.indptr, chunk):
+        rows, cols, _, indptr = _rarest_first(matrix, rank, first, end)
+        position = np.arange(len(rows)) - np.repeat(indptr[:-1], np.diff(indptr))
+        keep = position < terms
+        cols, rows, position = cols[keep], rows[keep], position[keep]
+        kept = np.minimum(np.diff(indptr), terms)
+        later = np.repeat(kept, kept) - 1 - position  # kept terms after this one in its row
+        left = np.repeat(np.arange(len(rows)), later)
+        offset = np.arange(len(left)) - np.repeat(np.cumsum(later) - later, later)
+        right = left + 1 + offset
+        x, y = np.minimum(cols[left], cols[right]), np.maximum(cols[left], cols[right])
+        keys.append(x * width + y)
+        owners.append(rows[left])
+    if not keys:
+        empty = np.zeros(0, np.int64)
+        return empty, empty
+    return np.concatenate(keys), np.concatenate(owners)
 
 
 def similar_pairs(
@@ -164,8 +248,7 @@ def similar_pairs(
     if sketch is None:
         sources.append(_candidates(keys, rows))
     else:
-        _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
-        short = counts[inverse] <= sketch_run
+        short = _run_sizes(keys) <= sketch_run
         sources.append(_candidates(keys[short], rows[short]))
         sketch_keys, sketch_rows = _sketch_keys(matrix, sketch)
         if groups is not None:
@@ -175,7 +258,8 @@ def similar_pairs(
     found_b: list[np.ndarray] = []
     found_c: list[np.ndarray] = []
     for a, b in (pair for source in sources for pair in source):
-        codes = np.unique(a * n + b)
+        codes = np.sort(a * n + b)
+        codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])] if len(codes) else codes
         a, b = codes // n, codes % n
         if apart is not None:
             differ = apart[a] != apart[b]
@@ -191,5 +275,5 @@ def similar_pairs(
         empty = np.zeros(0, np.int64)
         return empty, empty, np.zeros(0)
     a, b, c = np.concatenate(found_a), np.concatenate(found_b), np.concatenate(found_c)
-    codes, first = np.unique(a * n + b, return_index=True)
+    codes, first = unique_first(a * n + b)
     return codes // n, codes % n, c[first]

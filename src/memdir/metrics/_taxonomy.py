@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import sparse
 
-from memdir.metrics._pairs import similar_pairs
+from memdir.metrics._pairs import similar_pairs, unique_first
 from memdir.metrics._text import TfidfCache, cosine_rows
 from memdir.metrics._tree import StoreTree, Unit
 
@@ -334,7 +334,7 @@ def _sample_pairs(n: int, max_pairs: int, seed: int) -> tuple[np.ndarray, np.nda
         keep = a != b
         drawn = np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep]
         codes = np.concatenate([codes, drawn])
-        _, first = np.unique(codes, return_index=True)
+        _, first = unique_first(codes)
         if len(first) >= max_pairs:
             chosen = np.sort(codes[np.sort(first)[:max_pairs]])
             return chosen // n, chosen % n
@@ -367,10 +367,30 @@ def _b4(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, max_pairs
     content_distance = np.round(1.0 - cosine_rows(matrix, left, right), 12)
     if np.ptp(tree_distance) == 0 or np.ptp(content_distance) == 0:
         return None, len(left)
-    from scipy.stats import spearmanr  # slow import, deferred
+    return _spearman(tree_distance, content_distance), len(left)
 
-    rho = spearmanr(tree_distance, content_distance).statistic
-    return float(rho), len(left)
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties given their mean rank (``scipy.stats.rankdata``'s default)."""
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    head = np.concatenate([[True], ordered[1:] != ordered[:-1]])
+    dense = np.cumsum(head)  # 1-based tie group of each sorted value
+    ends = np.concatenate([np.flatnonzero(head), [len(values)]])  # each group's start, then n
+    ranks = np.empty(len(values), np.float64)
+    ranks[order] = 0.5 * (ends[dense] + ends[dense - 1] + 1)
+    return ranks
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho of two non-constant samples, as ``scipy.stats.spearmanr`` computes it.
+
+    The Pearson correlation of the average ranks, through the same ``np.corrcoef``
+    call, without importing ``scipy.stats`` (over a second per command).
+    """
+    both = np.column_stack((a, b))
+    ranked = np.column_stack((_average_ranks(both[:, 0]), _average_ranks(both[:, 1])))
+    return float(np.corrcoef(ranked, rowvar=False)[1, 0])
 
 
 def measure_taxonomy(

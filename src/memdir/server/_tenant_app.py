@@ -3,7 +3,8 @@
 Every tenant has its own MCP server (its tool set over its own store) and its own
 session manager, so a session, a store handle or a tool set is never shared
 across tenants: the token picks the tenant before anything else is read, and a
-session id of another tenant is unknown to this one's manager. Each tenant's
+session id of another tenant is unknown to this one's manager. They are built on
+a tenant's first request, not at start, and closed when idle (a bounded cache). Each tenant's
 calls pass its limits first: tool calls per second (a token bucket), and, for a
 call that writes, the bytes and files its store may hold. A refused call is a
 tool result flagged as an error that says which limit, where the store stands
@@ -16,13 +17,17 @@ import asyncio
 import functools
 import hmac
 import json
+import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memdir.server._server import build_server
@@ -31,7 +36,10 @@ from memdir.server._transports import MCP_PATH, _reply, _security, check_bind
 from memdir.store import DEFAULT_MAX_FILE_BYTES, Store
 from memdir.tools import ToolResult, ToolSet, make_toolset
 
-__all__ = ["TenantToolSet", "run_tenants", "tenant_toolset", "tenants_app"]
+__all__ = ["DEFAULT_IDLE_SECONDS", "DEFAULT_MAX_LIVE", "TenantToolSet", "run_tenants",
+           "tenant_toolset", "tenants_app"]
+
+_LOG = logging.getLogger(__name__)
 
 
 def tenant_toolset(tenant: Tenant, store: Store) -> ToolSet:
@@ -47,6 +55,13 @@ def tenant_toolset(tenant: Tenant, store: Store) -> ToolSet:
         return anthropic_set(store, read_only=not write)
     if tenant.toolset == "shell" and not write:
         return make_toolset("shell-read", store)
+    if tenant.toolset == "shell":
+        from memdir.tools import Quota, shell_set
+
+        # A command is checked as it runs and after, not only before: one that leaves the
+        # store past the tenant's limits is undone.
+        return shell_set(store, quota=Quota(tenant.max_bytes, tenant.max_files,
+                                            f"tenant {tenant.name}"))
     toolset = make_toolset(tenant.toolset, store)
     if write:
         return toolset
@@ -100,7 +115,7 @@ def _growth(name: str, args: Mapping[str, Any]) -> tuple[int, int]:
         return max(0, size("new_str") - size("old_str")), 0
     if name == "insert":
         return size("insert_text") + 1, 0
-    return 0, 0  # delete, rename, move: nothing grows; bash: checked before and after
+    return 0, 0  # delete, rename, move: nothing grows; bash: its quota undoes it
 
 
 class TenantToolSet(ToolSet):
@@ -127,8 +142,9 @@ class TenantToolSet(ToolSet):
     def usage(self) -> tuple[int, int]:
         """The bytes and files the store holds now (one walk, kept until the next write)."""
         if self._usage is None:
-            nodes = [n for n in self.store.tree() if n.kind in ("memory", "other")]
-            self._usage = (sum(n.size for n in nodes), len(nodes))
+            from memdir.tools import quota_usage
+
+            self._usage = quota_usage(self.store)
         return self._usage
 
     def _refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
@@ -173,13 +189,56 @@ class TenantToolSet(ToolSet):
             return result
 
 
+DEFAULT_MAX_LIVE: Final = 256
+"""Tenants whose tools are kept built at once, by default."""
+DEFAULT_IDLE_SECONDS: Final = 300.0
+"""Seconds without a request after which a tenant's tools are closed, by default."""
+
+
+@dataclass(eq=False)
+class _Live:
+    """One tenant's built tools and streamable-HTTP app, held open by a task of the router."""
+
+    tenant: Tenant
+    app: Any
+    close: anyio.Event = field(default_factory=anyio.Event)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    active: int = 0
+    """Requests being answered now: a tenant is never closed under one."""
+    used: float = field(default_factory=time.monotonic)
+
+
 class _Router:
-    """The ASGI app: token -> tenant -> that tenant's streamable-HTTP app."""
+    """The ASGI app: token -> tenant -> that tenant's streamable-HTTP app, built on demand.
 
-    def __init__(self, apps: Mapping[str, tuple[Tenant, Any]]) -> None:
-        self._by_hash = {tenant.token_sha256: (tenant, app) for tenant, app in apps.values()}
+    A tenant's tools, MCP server and session manager are built on its first
+    request and kept in a bounded cache: past ``max_live`` tenants the least
+    recently used idle one is closed, and any tenant without a request for
+    ``idle_seconds`` is closed too (its sessions end; a client starts a new one).
+    Start-up costs the same whatever the number of tenants.
+    """
 
-    def _tenant_app(self, scope: Scope) -> ASGIApp | None:
+    def __init__(self, tenants: Sequence[Tenant], build: Callable[[Tenant], Any], *,
+                 max_live: int = DEFAULT_MAX_LIVE,
+                 idle_seconds: float = DEFAULT_IDLE_SECONDS) -> None:
+        if max_live < 1 or idle_seconds <= 0:
+            raise ValueError("give max_live >= 1 and idle_seconds > 0")
+        self._by_hash = {tenant.token_sha256: tenant for tenant in tenants}
+        self._build = build
+        self.max_live = max_live
+        self.idle_seconds = idle_seconds
+        self._live: OrderedDict[str, _Live] = OrderedDict()
+        self._opening: anyio.Lock | None = None
+        self._group: TaskGroup | None = None
+        self.built = 0
+        """Tenants built since start (a tenant closed and asked for again counts again)."""
+
+    @property
+    def live(self) -> list[str]:
+        """The tenants whose tools are built now, least recently used first."""
+        return list(self._live)
+
+    def _tenant(self, scope: Scope) -> Tenant | None:
         given = [v for k, v in scope.get("headers") or [] if k == b"authorization"]
         if len(given) != 1:
             return None
@@ -188,10 +247,9 @@ class _Router:
             return None  # exactly 'Bearer <token>', as RFC 6750 writes it
         digest = hash_token(token)
         found = self._by_hash.get(digest)
-        if found is None or not hmac.compare_digest(found[0].token_sha256, digest):
+        if found is None or not hmac.compare_digest(found.token_sha256, digest):
             return None
-        app: ASGIApp = found[1]
-        return app
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -204,33 +262,124 @@ class _Router:
                                      "memdir serve takes a fixed bearer token per tenant; "
                                      "there is no OAuth authorization server."})
             return
-        app = self._tenant_app(scope)
-        if app is None:
+        tenant = self._tenant(scope)
+        if tenant is None:
             await _reply(send, 403, {"jsonrpc": "2.0", "id": None, "error": {
                 "code": -32001, "message": "memdir serve refused the request: send "
                 "'Authorization: Bearer <token>' with the token your operator gave you."}})
             return
-        await app(scope, receive, send)
+        try:
+            live = await self._open(tenant)
+        except _Unavailable as exc:
+            await _reply(send, 503, {"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32603, "message": str(exc)}})
+            return
+        try:
+            await live.app(scope, receive, send)
+        finally:
+            live.active -= 1
+            live.used = time.monotonic()
+
+    async def _open(self, tenant: Tenant) -> _Live:
+        """The tenant's live app, built and started if needed, with one more request on it."""
+        if self._group is None or self._opening is None:
+            raise _Unavailable("memdir serve is starting or stopping; try again shortly.")
+        async with self._opening:
+            live = self._live.get(tenant.name)
+            if live is not None:
+                self._live.move_to_end(tenant.name)
+                live.active += 1
+                return live
+            try:
+                app = await anyio.to_thread.run_sync(self._build, tenant)
+            except Exception as exc:  # noqa: BLE001 - one tenant's broken store is its own
+                _LOG.error("memdir serve: tenant %s cannot be served: %s", tenant.name, exc)
+                raise _Unavailable(f"tenant {tenant.name} cannot be served now: {exc}. Tell "
+                                   "the operator of this server.") from None
+            live = _Live(tenant, app)
+            failed = await self._group.start(self._hold, live)
+            if failed is not None:
+                raise _Unavailable(f"tenant {tenant.name} could not start: {failed}. Tell "
+                                   "the operator of this server.")
+            self.built += 1
+            live.active += 1
+            self._live[tenant.name] = live
+            self._trim()
+            return live
+
+    def _trim(self) -> None:
+        """Close the least recently used idle tenants past ``max_live``."""
+        over = len(self._live) - self.max_live
+        for name, live in list(self._live.items()):
+            if over <= 0:
+                break
+            if live.active == 0:
+                self._close(name)
+                over -= 1
+
+    def _close(self, name: str) -> None:
+        live = self._live.pop(name)
+        live.close.set()
+
+    async def _hold(self, live: _Live, *,
+                    task_status: TaskStatus[BaseException | None] = anyio.TASK_STATUS_IGNORED
+                    ) -> None:
+        """Run one tenant's app (its session manager) until it is closed."""
+        started = False
+        try:
+            async with live.app.router.lifespan_context(live.app):
+                started = True
+                task_status.started(None)
+                await live.close.wait()
+        except Exception as exc:  # noqa: BLE001 - a tenant's failure is its own
+            if not started:
+                task_status.started(exc)
+            else:
+                _LOG.exception("memdir serve: tenant %s stopped with an error", live.tenant.name)
+        finally:
+            live.closed.set()
+
+    async def _sweep(self) -> None:
+        """Close tenants idle for ``idle_seconds``, checking a few times per period."""
+        while True:
+            await anyio.sleep(min(30.0, self.idle_seconds / 4))
+            now = time.monotonic()
+            for name, live in list(self._live.items()):
+                if live.active == 0 and now - live.used >= self.idle_seconds:
+                    self._close(name)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        async with AsyncExitStack() as stack:
-            message = await receive()
-            assert message["type"] == "lifespan.startup"
-            try:
-                for _tenant, app in {id(a): a for a in self._by_hash.values()}.values():
-                    await stack.enter_async_context(app.router.lifespan_context(app))
-            except Exception as exc:  # reported to the server, which stops
-                await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                return
+        message = await receive()
+        assert message["type"] == "lifespan.startup"
+        async with anyio.create_task_group() as group:
+            self._group, self._opening = group, anyio.Lock()
+            group.start_soon(self._sweep)
             await send({"type": "lifespan.startup.complete"})
             message = await receive()
+            self._group = None
+            held = list(self._live.values())
+            for name in list(self._live):
+                self._close(name)
+            with anyio.move_on_after(10):  # each session manager ends its sessions
+                for live in held:
+                    await live.closed.wait()
+            group.cancel_scope.cancel()
         await send({"type": "lifespan.shutdown.complete"})
+
+
+class _Unavailable(Exception):
+    """A tenant's tools cannot be opened now; the message says why, for the client."""
 
 
 def tenants_app(tenants: Sequence[Tenant], stores: Path, *, host: str, port: int,
                 on_write: Callable[[Tenant, Store], None] | None = None,
-                max_file_bytes: int | None = None) -> ASGIApp:
+                max_file_bytes: int | None = None, max_live: int = DEFAULT_MAX_LIVE,
+                idle_seconds: float = DEFAULT_IDLE_SECONDS) -> ASGIApp:
     """The ASGI app serving every tenant at ``/mcp``, each request routed by its token.
+
+    Nothing is built per tenant until its first request: then its store, tool
+    set, MCP server and session manager are made and kept while it is in use
+    (see :class:`_Router` for the cache's bounds).
 
     Args:
         tenants: Who may call, with what (see :func:`memdir.server.load_tenants`).
@@ -239,18 +388,20 @@ def tenants_app(tenants: Sequence[Tenant], stores: Path, *, host: str, port: int
         port: The bound port.
         on_write: Called with the tenant and its store after each write it made.
         max_file_bytes: The per-file cap of every store (default: the store's).
+        max_live: Most tenants kept built at once.
+        idle_seconds: A tenant without a request for this long is closed.
     """
-    apps: dict[str, tuple[Tenant, Any]] = {}
-    for tenant in tenants:
+
+    def build(tenant: Tenant) -> Any:
         folder = tenant_store(stores, tenant)
         store = Store(folder, max_file_bytes=max_file_bytes or DEFAULT_MAX_FILE_BYTES)
         notify = None if on_write is None else functools.partial(on_write, tenant, store)
         toolset = TenantToolSet(tenant, tenant_toolset(tenant, store), store, notify)
         server = build_server(toolset)
-        app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host.strip("[]"),
-                                         transport_security=_security(host, port))
-        apps[tenant.name] = (tenant, app)
-    return _Router(apps)
+        return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host.strip("[]"),
+                                          transport_security=_security(host, port))
+
+    return _Router(tenants, build, max_live=max_live, idle_seconds=idle_seconds)
 
 
 def run_tenants(app: ASGIApp, *, host: str, port: int, allow_remote: bool = False) -> None:

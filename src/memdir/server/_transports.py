@@ -31,6 +31,7 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -212,6 +213,104 @@ class _StdinLines(anyio.AsyncFile[str]):
                 return
 
 
+class _Answered:
+    """The ids of the requests a client sent that the server has not answered yet.
+
+    The SDK's serving loop cancels every request still running when its input
+    ends, so a client that writes its requests and closes standard input (a
+    pipe, a script) lost the answers to the last ones. :class:`_DrainedInput`
+    holds the end of input back until they are written, or until ``bound``
+    seconds have passed (every tool call is bounded by the tool time limit).
+    """
+
+    def __init__(self, bound: float) -> None:
+        self.bound = bound
+        self._open: set[str] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def read(self, item: object) -> None:
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCRequest):
+            self._open.add(repr(message.id))
+            self._idle.clear()
+        elif (isinstance(message, JSONRPCNotification)
+              and message.method == "notifications/cancelled"):
+            self._close(repr((message.params or {}).get("requestId")))  # never answered
+
+    def written(self, item: object) -> None:
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._close(repr(message.id))
+
+    def _close(self, key: str) -> None:
+        self._open.discard(key)
+        if not self._open:
+            self._idle.set()
+
+    async def drained(self) -> None:
+        with anyio.move_on_after(self.bound):
+            await self._idle.wait()
+
+
+class _DrainedInput:
+    """The server's read stream: its end waits until every request read is answered."""
+
+    def __init__(self, inner: Any, answered: _Answered) -> None:
+        self._inner, self._answered = inner, answered
+
+    @property
+    def last_context(self) -> Any:  # the sender's context, which the SDK looks for
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            item = await self._inner.receive()
+        except anyio.EndOfStream:
+            await self._answered.drained()
+            raise
+        self._answered.read(item)
+        return item
+
+    def __aiter__(self) -> _DrainedInput:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _DrainedInput:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _NotedOutput:
+    """The server's write stream, noting each answer in :class:`_Answered`."""
+
+    def __init__(self, inner: Any, answered: _Answered) -> None:
+        self._inner, self._answered = inner, answered
+
+    async def send(self, item: Any, /) -> None:
+        await self._inner.send(item)
+        self._answered.written(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _NotedOutput:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 _READABLE = (
     "Send one JSON-RPC 2.0 message per line as UTF-8 JSON: no lone surrogate escapes "
     "(\\ud800 without its pair), no NaN or Infinity, numbers of at most a few hundred "
@@ -302,13 +401,19 @@ class _Answering:
 async def run_stdio(server: Server[Any]) -> None:
     """Serve one client over this process's standard input and output.
 
-    Cancelling it (Ctrl-C under :func:`anyio.run`) stops it at once, without
-    waiting for another line on standard input. A line that is not a readable
-    JSON-RPC message is answered with a parse error rather than dropped.
+    At the end of input the requests already read are answered before the
+    server stops. Cancelling it (Ctrl-C under :func:`anyio.run`) stops it at
+    once, without waiting for another line on standard input. A line that is
+    not a readable JSON-RPC message is answered with a parse error rather than
+    dropped.
     """
+    from memdir.config import get_settings
+
+    answered = _Answered(get_settings().tool_time_limit + _SHUTDOWN_SECONDS)
     stdin = _StdinLines(sys.stdin.fileno())
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-        await server.run(_Answering(read_stream, write_stream), write_stream,
+        noted = _NotedOutput(write_stream, answered)
+        await server.run(_DrainedInput(_Answering(read_stream, noted), answered), noted,
                          server.create_initialization_options())
 
 

@@ -124,6 +124,11 @@ def _differenced(steps: Sequence[StepRecord], floor: Sequence[StepRecord],
     return [round(100 * (a - b), 6) for a, b in zip(ours, theirs, strict=False)]
 
 
+_SERIES = (("-", "o", 3.2, 9.0), ("--", "s", 2.0, 6.5), (":", "^", 1.4, 4.5),
+           ("-.", "D", 1.0, 3.0))
+"""Line style, marker, line width and marker size of the 1st, 2nd... series."""
+
+
 def _running_success(cells: Sequence[CellReport], path: Path) -> Path | str:
     chains = _full_chains(cells)
     floors = {c.cell.execution: steps for c, steps in chains if c.cell.variant == "none"}
@@ -142,9 +147,14 @@ def _running_success(cells: Sequence[CellReport], path: Path) -> Path | str:
     widest = max((abs(v) for curve in curves.values() for v in curve), default=0.0)
     bound = max(10.0, 10.0 * -(-widest // 10))  # whole tens, never under +-10 points
     for ax, family in zip(axes.flat, families, strict=False):
-        for report, _ in memory:
+        for index, (report, _) in enumerate(memory):
             curve = curves[(id(report), family)]
-            ax.plot(range(1, len(curve) + 1), curve, marker=".", label=_label(report))
+            # Each series narrower, in its own dash and hollow marker, than the one drawn
+            # before it: curves that coincide (often: every difference 0) all stay visible.
+            dash, mark, width, size = _SERIES[index % len(_SERIES)]
+            ax.plot(range(1, len(curve) + 1), curve, linestyle=dash, marker=mark,
+                    linewidth=width, markersize=size, markerfacecolor="none",
+                    label=_label(report))
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_title(family, fontsize=10)
         ax.set_xlabel(f"{family} attempts so far")

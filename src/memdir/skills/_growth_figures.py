@@ -44,6 +44,9 @@ served), the first preferred as the reference."""
 def _lines(ax: Any, series: list[tuple[str, list[float], list[float]]], ylabel: str) -> None:
     for label, xs, ys in series:
         ax.plot(xs, ys, marker="." if len(xs) < 60 else None, linewidth=1.3, label=label)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # tasks are counted whole
     ax.set_xlabel("task position in the full chain", fontsize=8)
     ax.set_ylabel(ylabel, fontsize=9)
     ax.set_ylim(bottom=0)
@@ -92,7 +95,8 @@ def draw_hierarchy(chains: Sequence[tuple[CellReport, list[StepRecord]]], label:
             curves.append((label(report), *found))
     if not curves:
         return "no full-chain cell with a store history to measure"
-    fig, (depth, adherence) = plt.subplots(1, 2, figsize=(10, 4))
+    # one task axis for both: B1 has no value until a folder holds two labels
+    fig, (depth, adherence) = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
     _lines(depth, [(n, xs, ds) for n, xs, ds, _ in curves], "mean leaf depth (headings count)")
     depth.set_title("Hierarchy at the content level", fontsize=10)
     _lines(adherence, [(n, xs, bs) for n, xs, _, bs in curves],

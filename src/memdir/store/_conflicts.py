@@ -232,8 +232,11 @@ def record_conflicts(root: Path, candidates: Iterable[str], *, replace: bool = F
         candidates: Paths that may have gained (or lost) a conflict.
         replace: Forget the paths already listed (after a full scan).
     """
-    wanted = set(candidates) | (set() if replace else set(_read_index(root)))
+    listed = _read_index(root)
+    wanted = set(candidates) | (set() if replace else set(listed))
     kept = sorted(p for p in wanted if has_conflict(_read_file(root, p) or ""))
+    if kept == sorted(listed) and (kept or not _index_path(root).exists()):
+        return kept  # unchanged: no write (and no sync of the disk)
     if kept or _index_path(root).exists():
         (root / _STATE).mkdir(exist_ok=True)
         atomic_write(_index_path(root), json.dumps(kept).encode("utf-8"))

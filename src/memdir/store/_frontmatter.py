@@ -148,6 +148,12 @@ def load_header(header: str) -> Any:
     Raises:
         yaml.YAMLError: The text is not valid YAML, or over one of the bounds.
     """
+    flat = _flat_header(header)
+    return flat if flat is not None else _yaml_header(header)
+
+
+def _yaml_header(header: str) -> Any:
+    """:func:`load_header` by the YAML parser itself."""
     import yaml
 
     if _bracket_depth(header) > MAX_NESTING:
@@ -167,6 +173,49 @@ def load_header(header: str) -> Any:
         raise yaml.YAMLError("the header nests too deep") from None
     finally:
         loader.dispose()
+
+
+_FLAT_LINE = re.compile(r"([A-Za-z][A-Za-z0-9_-]{0,127}): +([^ ].*)")
+_PLAIN_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_PLAIN_CHARS = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
+
+
+@cache
+def _str_resolver() -> Any:
+    import yaml
+
+    return yaml.resolver.Resolver()
+
+
+def _flat_header(header: str) -> dict[str, str] | None:
+    """A header of ``key: plain text`` lines read without the YAML parser, or None.
+
+    Only lines a YAML reader takes as one plain string each are read here (a word
+    key at the margin, one or more spaces, then text that starts with no indicator,
+    has no ``': '``, ``' #'``, tab or line break, does not end in ``':'``, and that
+    YAML's implicit rules leave a string, not a number, date, boolean or null);
+    any other header returns None and goes to :func:`load_header`'s parser. A
+    property test checks that both readings agree.
+    """
+    import yaml
+
+    found: dict[str, str] = {}
+    resolve = _str_resolver().resolve
+    for line in header.split("\n"):
+        if not line:
+            continue
+        match = _FLAT_LINE.fullmatch(line)
+        if match is None:
+            return None
+        key, value = match.group(1), match.group(2).rstrip(" ")
+        if (value[0] in _PLAIN_FIRST or value.endswith(":") or ": " in value or " #" in value
+                or _PLAIN_CHARS.fullmatch(value) is None):
+            return None
+        for text in (key, value):
+            if resolve(yaml.ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
+                return None
+        found[key] = value
+    return found or None  # no key at all: YAML reads no document (None), not a mapping
 
 
 def _bracket_depth(text: str) -> int:

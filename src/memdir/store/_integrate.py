@@ -18,15 +18,27 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
+import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from memdir.store._conflicts import find_blocks, has_conflict
 from memdir.store._merge import Labels, merge_bytes
-from memdir.store._paths import ROOT, lstat_at, open_dir, open_root, read_at, remove_at, write_at
+from memdir.store._paths import (
+    FILE_MODE,
+    ROOT,
+    lstat_at,
+    open_dir,
+    open_root,
+    read_at,
+    remove_at,
+    write_temp_at,
+)
 from memdir.store._store import STATE_DIR
 from memdir.store.history import History, HistoryError, _blob_id
 
@@ -36,6 +48,14 @@ __all__ = ["EMPTY_TREE", "Applied", "MovedError", "apply_trees", "merge_commits"
 EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _FILE_MODES: Final = frozenset({"100644", "100755"})
 _TREE_ID: Final = re.compile(r"[0-9a-f]{40,64}")
+_BATCH: Final = 256
+_UNPACK_LIMIT: Final = 1000
+"""An import of fewer objects leaves them loose instead of as a pack of its own."""
+_FLUSHERS: Final = 8
+"""Files flushed to disk at once after a merge's files are written."""
+_MERGE_WORKERS: Final = 4
+"""Files merged at once (each runs one short ``git merge-file``)."""
+"""Files written per batch: bounds the folder handles held open at once."""
 
 
 class MovedError(Exception):
@@ -50,9 +70,15 @@ class Applied:
     written: dict[str, bytes] = field(default_factory=dict)
 
 
-def merge_commits(history: History, head: str, remote: str,
-                  labels: Labels) -> tuple[str, list[str]]:
-    """The merged tree of two commits, and the files one side edited and the other dropped.
+def merge_commits(history: History, head: str, remote: str, labels: Labels, *,
+                  message: str | None = None) -> tuple[str, list[str], str | None]:
+    """The merged tree of two commits, files edited on one side and dropped on the other.
+
+    The third item is the merge commit, when it cost nothing more to make: with
+    ``message``, a merge that had files to merge line by line is recorded as a
+    commit of ``head`` and ``remote`` (that message, memdir's identity) by the
+    git process that stores the merged files. Otherwise it is None, and the
+    caller commits the tree if it wants it.
 
     Raises:
         HistoryError: git could not merge (too old for ``merge-tree --write-tree``).
@@ -75,20 +101,36 @@ def merge_commits(history: History, head: str, remote: str,
         meta, _, path = entry.decode("utf-8", "surrogateescape").partition("\t")
         _mode, blob, stage = meta.split()
         stages.setdefault(path, {})[int(stage)] = blob
-    return _settle(history, tree, stages, labels)
+    return _settle(history, tree, stages, labels, (head, remote, message))
 
 
 def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
-            labels: Labels) -> tuple[str, list[str]]:
+            labels: Labels, commit: tuple[str, str, str | None]
+            ) -> tuple[str, list[str], str | None]:
     """Merge each path both sides changed; the tree already keeps one-sided edits."""
     kept: list[str] = []
     both = {p: s for p, s in stages.items() if 2 in s and 3 in s}
     kept = [f"{ROOT}/{p}" for p in sorted(stages) if p not in both]
     if not both:
-        return tree, kept
+        return tree, kept, None
     data = history.read_blobs({b for s in both.values() for b in s.values()})
-    merged = {path: merge_bytes(data[s[1]] if 1 in s else None, data[s[2]], data[s[3]], path,
-                                labels).data for path, s in both.items()}
+
+    def merge(path: str) -> bytes:
+        s = both[path]
+        return merge_bytes(data[s[1]] if 1 in s else None, data[s[2]], data[s[3]], path,
+                           labels).data
+
+    # Each file's line merge runs ``git merge-file``: a few at once, so the processes'
+    # start-up overlaps (the merge sits between a fetch and a push, where time counts).
+    if len(both) > 1:
+        with ThreadPoolExecutor(max_workers=_MERGE_WORKERS) as pool:
+            merged = dict(zip(both, pool.map(merge, both), strict=True))
+    else:
+        merged = {path: merge(path) for path in both}
+    head, remote, message = commit
+    if message is not None and all(_importable(path) for path in merged):
+        made, tree = _import_merge(history, tree, merged, head, remote, message)
+        return tree, kept, made
     blobs = _write_blobs(history, list(merged.values()))
     with tempfile.TemporaryDirectory(prefix="memdir-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
@@ -98,7 +140,38 @@ def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
         history._git("update-index", "-z", "--add", "--index-info",
                      input=info.encode("utf-8", "surrogateescape"), env=env)
         tree = history._git("write-tree", env=env).decode().strip()
-    return tree, kept
+    return tree, kept, None
+
+
+def _importable(path: str) -> bool:
+    """Whether ``git fast-import`` reads ``path`` as written (no quoting needed)."""
+    return "\n" not in path and not path.startswith('"')
+
+
+def _import_merge(history: History, tree: str, merged: Mapping[str, bytes], head: str,
+                  remote: str, message: str) -> tuple[str, str]:
+    """Store the merged files and the merge commit in one ``git fast-import``: (commit, tree).
+
+    The commit is ``tree`` with ``merged`` files in it, parents ``head`` and
+    ``remote``; no ref is left behind (the import's branch is reset at the end),
+    and a small import's objects stay loose, as ``git commit`` leaves them.
+    """
+    text = message.encode("utf-8")
+    stream = bytearray(
+        b"commit refs/memdir/merge\nmark :1\n"
+        b"committer memdir <memdir@localhost> %d +0000\n"
+        b"data %d\n%s\nfrom %s\nmerge %s\nM 040000 %s \"\"\n"
+        % (int(time.time()), len(text), text, head.encode(), remote.encode(), tree.encode()))
+    for path, data in merged.items():
+        stream += b"M 100644 inline %s\ndata %d\n%s\n" % (
+            path.encode("utf-8", "surrogateescape"), len(data), data)
+    stream += b"\nget-mark :1\nls :1 \"\"\nreset refs/memdir/merge\n\n"
+    out = history._git("-c", f"fastimport.unpackLimit={_UNPACK_LIMIT}", "fast-import",
+                       "--quiet", input=bytes(stream)).decode().split("\n")
+    made, listed = out[0].strip(), out[1].split()
+    if not _TREE_ID.fullmatch(made) or len(listed) < 3 or not _TREE_ID.fullmatch(listed[2]):
+        raise HistoryError(f"git fast-import gave no merge commit: {out[:2]!r}")
+    return made, listed[2]
 
 
 def _write_blobs(history: History, contents: list[bytes]) -> list[str]:
@@ -138,6 +211,8 @@ def apply_trees(history: History, old_tree: str, new_tree: str) -> Applied:
     try:
         for status, _mode, old_blob, _new, path in changes:
             _check_unchanged(root_fd, path, None if status == "A" else old_blob)
+        writes: list[tuple[tuple[str, ...], bytes]] = []
+        # Removals first, so a file may give way to a folder of its name and back.
         for status, mode, _old, new_blob, path in changes:
             parts = tuple(path.split("/"))
             if parts[0] in (STATE_DIR, ".git"):
@@ -146,16 +221,69 @@ def apply_trees(history: History, old_tree: str, new_tree: str) -> Applied:
             if status == "D" or mode not in _FILE_MODES:
                 _remove(root_fd, parts)  # links and submodules never enter a store
             else:
-                folder = open_dir(root_fd, parts[:-1], create=True)
-                try:
-                    write_at(folder, parts[-1], contents[new_blob])
-                finally:
-                    os.close(folder)
+                writes.append((parts, contents[new_blob]))
                 applied.written[virtual] = contents[new_blob]
             applied.paths.append(virtual)
+        for start in range(0, len(writes), _BATCH):
+            _write_batch(root_fd, writes[start : start + _BATCH])
     finally:
         os.close(root_fd)
     return applied
+
+
+def _write_batch(root_fd: int, writes: list[tuple[tuple[str, ...], bytes]]) -> None:
+    """Replace several files atomically, each as :func:`write_at` does, syncing each folder once.
+
+    Every file's bytes go to a flushed temporary file beside it, then each takes
+    its name in one rename, then each folder is synced: the same guarantees as one
+    :func:`write_at` per file, with one folder sync per folder instead of per file.
+    """
+    folders: dict[tuple[str, ...], int] = {}
+    temps: list[tuple[int, str, str]] = []  # folder handle, temporary name, name
+    try:
+        for parts, data in writes:
+            where = parts[:-1]
+            if where not in folders:
+                folders[where] = open_dir(root_fd, where, create=True)
+            folder = folders[where]
+            old = lstat_at(folder, parts[-1])
+            mode = old.st_mode & 0o777 if old is not None and stat.S_ISREG(old.st_mode) \
+                else FILE_MODE
+            temps.append((folder, write_temp_at(folder, data, mode, sync=False), parts[-1]))
+        # Every temporary file reaches the disk before any takes its name; flushed a
+        # few at once, so the file system commits them together instead of one by one.
+        _flush_all([(folder, tmp) for folder, tmp, _name in temps])
+        while temps:
+            folder, tmp, name = temps[0]
+            os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+            temps.pop(0)
+        with ThreadPoolExecutor(max_workers=_FLUSHERS) as pool:
+            list(pool.map(os.fsync, folders.values()))
+    finally:
+        for folder, tmp, _name in temps:  # left over after a failure: never in the store
+            try:
+                os.unlink(tmp, dir_fd=folder)
+            except OSError:
+                pass
+        for folder in folders.values():
+            os.close(folder)
+
+
+def _flush_all(files: list[tuple[int, str]]) -> None:
+    """``fsync`` each ``(folder handle, name)``, several at once."""
+
+    def flush(item: tuple[int, str]) -> None:
+        fd = os.open(item[1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=item[0])
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    if len(files) == 1:
+        flush(files[0])
+    elif files:
+        with ThreadPoolExecutor(max_workers=_FLUSHERS) as pool:
+            list(pool.map(flush, files))
 
 
 def _check_unchanged(root_fd: int, path: str, blob: str | None) -> None:
@@ -203,16 +331,38 @@ def _remove(root_fd: int, parts: tuple[str, ...]) -> None:
 def new_conflicts(history: History, head: str, remote: str,
                   written: Mapping[str, bytes]) -> list[str]:
     """The written files whose text holds a conflict block that neither side had."""
+    held = {v: d.decode("utf-8", "replace") for v, d in written.items()}
+    held = {v: text for v, text in held.items() if has_conflict(text)}
+    if not held:
+        return []
+    specs = [f"{side}:{v[len(ROOT) + 1 :]}" for v in held for side in (head, remote)]
+    before = _read_objects(history, specs)
     found: list[str] = []
-    for virtual, data in written.items():
-        text = data.decode("utf-8", "replace")
-        if not has_conflict(text):
-            continue
+    for virtual, text in held.items():
         path = virtual[len(ROOT) + 1 :]
-        before: set[str] = set()
-        for side in (head, remote):
-            out = history._git("cat-file", "blob", f"{side}:{path}", check=False)
-            before |= {b.id for b in find_blocks(out.decode("utf-8", "replace"))}
-        if {b.id for b in find_blocks(text)} - before:
+        had = {b.id for side in (head, remote)
+               for b in find_blocks(before[f"{side}:{path}"].decode("utf-8", "replace"))}
+        if {b.id for b in find_blocks(text)} - had:
             found.append(virtual)
+    return found
+
+
+def _read_objects(history: History, specs: list[str]) -> dict[str, bytes]:
+    """The contents of several ``commit:path`` objects in one git process (b"" when absent)."""
+    wanted = list(dict.fromkeys(specs))
+    if any("\n" in spec for spec in wanted):  # the batch is read line by line
+        return {spec: history._git("cat-file", "blob", spec, check=False) for spec in wanted}
+    out = history._git("cat-file", "--batch",
+                       input="".join(f"{s}\n" for s in wanted).encode("utf-8", "surrogateescape"))
+    found: dict[str, bytes] = {}
+    pos = 0
+    for spec in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        if header[-1] == b"missing" or len(header) < 3:
+            found[spec], pos = b"", end + 1
+            continue
+        size = int(header[2])
+        found[spec] = out[end + 1 : end + 1 + size]
+        pos = end + 1 + size + 1
     return found

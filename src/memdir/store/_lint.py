@@ -12,6 +12,7 @@ derived from the file.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -50,26 +51,65 @@ class Finding:
         return f"{where}: {self.code}{tag}: {self.message}"
 
 
-def check_xref(store: Store, ref: XRef, cache: dict[str, Document] | None = None) -> str | None:
-    """Return why a cross-reference does not resolve, or None if it does."""
-    try:
-        target = store.resolve(ref.target, "file")
-    except StoreError as exc:
-        return str(exc)
-    if store.kind(target.virtual) != "file":
-        return f"{ref.target} does not exist"
+def check_xref(store: Store, ref: XRef, cache: dict[str, Document] | None = None,
+               targets: dict[str, tuple[str | None, str | None]] | None = None) -> str | None:
+    """Return why a cross-reference does not resolve, or None if it does.
+
+    Args:
+        store: The store the reference points into.
+        ref: The reference.
+        cache: Parsed files by path, filled as sections are looked up.
+        targets: Each target already checked -> (its path, or None, and why it is no
+            file, or None), so a store citing one file many times resolves it once.
+    """
+    checked = None if targets is None else targets.get(ref.target)
+    if checked is None:
+        checked = _check_target(store, ref.target)
+        if targets is not None:
+            targets[ref.target] = checked
+    virtual, problem = checked
+    if virtual is None:
+        return problem
     if not ref.section:
         return None
     cache = {} if cache is None else cache
-    doc = cache.get(target.virtual)
+    doc = cache.get(virtual)
     if doc is None:
-        doc = load_document(store, target.virtual)
-        cache[target.virtual] = doc
+        doc = load_document(store, virtual)
+        cache[virtual] = doc
     try:
         find_section(doc.body, ref.section, doc.body_line)
     except LookupError:
         return f"{ref.target} has no section {' > '.join(ref.section)}"
     return None
+
+
+def _check_target(store: Store, target: str) -> tuple[str | None, str | None]:
+    """A reference target's path if it is a file, else None and why not."""
+    try:
+        resolved = store.resolve(target, "file")
+    except StoreError as exc:
+        return None, str(exc)
+    if store.kind(resolved.virtual) != "file":
+        return None, f"{target} does not exist"
+    return resolved.virtual, None
+
+
+def _read_document(store: Store, path: str, data: bytes | None) -> Document:
+    """Parse a file of a walk from the bytes read with it, as :func:`load_document` would.
+
+    Raises:
+        StoreError: As :func:`load_document` (the path is checked; a file gone, replaced
+            or not UTF-8 is read again by the store, which says what it is).
+    """
+    store.split(path, "file")  # a name the store refuses is reported as before
+    text = None
+    if data is not None:
+        with suppress(UnicodeDecodeError):
+            text = data.decode("utf-8")
+    if text is None:
+        return load_document(store, path)
+    return parse_document(path, text)
 
 
 def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
@@ -81,13 +121,14 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
     """
     findings: list[Finding] = []
     cache: dict[str, Document] = {}
-    files = store.files()
+    nodes = [node for node in store.tree() if node.kind == "memory"]
     by_name: dict[str, list[str]] = {}
-    for path in files:
-        by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-    for path in files:
+    for node in nodes:
+        by_name.setdefault(node.name, []).append(node.virtual)
+    for node, data in store.read_nodes(nodes):  # one handle per folder, not a lookup per file
+        path = node.virtual
         try:
-            doc = load_document(store, path)
+            doc = _read_document(store, path, data)
         except StoreError as exc:
             why = str(exc)
             if "UTF-8" in why:
@@ -97,6 +138,7 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
             findings.append(Finding(path, "unreadable", why))
             continue
         cache[path] = doc
+    targets: dict[str, tuple[str | None, str | None]] = {}
     for path, doc in cache.items():
         for d in doc.defects:
             findings.append(_finding(path, d.code, d.message, d.line, d.fixable))
@@ -104,7 +146,7 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
             for d in validate_skill_metadata(doc.frontmatter, doc.body):
                 findings.append(Finding(path, d.code, d.message, d.line, d.fixable))
         for ref in doc.xrefs:
-            problem = check_xref(store, ref, cache)
+            problem = check_xref(store, ref, cache, targets)
             if problem is not None:
                 findings.append(Finding(path, "dangling-reference",
                                         _dangling(ref, problem, by_name), ref.line))

@@ -527,8 +527,11 @@ def write_at(dir_fd: int, name: str, data: bytes, new_mode: int | None = FILE_MO
     os.fsync(dir_fd)
 
 
-def write_temp_at(dir_fd: int, data: bytes, mode: int) -> str:
-    """Write ``data`` to a new temporary file in a folder; return its name."""
+def write_temp_at(dir_fd: int, data: bytes, mode: int, *, sync: bool = True) -> str:
+    """Write ``data`` to a new temporary file in a folder; return its name.
+
+    With ``sync=False`` the caller flushes it (``os.fsync``) before renaming it.
+    """
     tmp = _temp_name()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600, dir_fd=dir_fd)
@@ -537,7 +540,8 @@ def write_temp_at(dir_fd: int, data: bytes, mode: int) -> str:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         _unlink_quietly(dir_fd, tmp)

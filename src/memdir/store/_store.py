@@ -21,9 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Final, Literal
 
 from memdir.store._deadline import check_deadline
 from memdir.store._errors import (
@@ -67,6 +65,9 @@ from memdir.store._tree import (
     subtree_extent,
     walk_tree,
 )
+
+if TYPE_CHECKING:  # filelock pulls in asyncio: loaded on the first write, not to read
+    from filelock import FileLock
 
 __all__ = [
     "ANY_VERSION",
@@ -120,7 +121,45 @@ EntryKind = Literal["file", "dir", "other"]
 # Changes made through any Store object of this process, per root (see Store.generation).
 _GENERATIONS: Counter[Path] = Counter()
 _GENERATIONS_LOCK = threading.Lock()
+_LOCK_MADE = threading.Lock()
+"""Held while a store's file lock is made, so that threads share one."""
 
+
+
+class _LastFolder:
+    """An open handle on the folder last asked for; the caller closes it.
+
+    Reached from the root as :func:`dir_handle` reaches it, following no link.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.parts: tuple[str, ...] | None = None
+        self.root_fd = -1
+        self.fd = -1
+
+    def handle(self, parts: tuple[str, ...]) -> int:
+        """A handle on the folder ``parts``.
+
+        Raises:
+            OSError: As :func:`open_dir`.
+        """
+        if parts != self.parts or self.fd < 0:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+            if self.root_fd < 0:
+                self.root_fd = open_root(self.root)
+            self.parts = parts
+            self.fd = open_dir(self.root_fd, parts)
+        return self.fd
+
+    def close(self) -> None:
+        """Close the handles."""
+        for fd in (self.fd, self.root_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.fd = self.root_fd = -1
 
 class Store:
     """A memory store rooted at a host directory.
@@ -160,7 +199,8 @@ class Store:
         self.max_file_bytes = max_file_bytes
         self.names = names
         self.lock_timeout = lock_timeout
-        self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout, mode=FILE_MODE)
+        self._lock_path = self._state_dir() / "lock"
+        self._file_lock: FileLock | None = None
         self._desc_cache: dict[str, tuple[tuple[int, int, int, int], str | None]] = {}
         self._swept = False
         if sweep_now:
@@ -168,6 +208,18 @@ class Store:
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
+
+    @property
+    def _lock(self) -> FileLock:
+        """The cross-process write lock, made on first use (reads never need it)."""
+        if self._file_lock is None:
+            from filelock import FileLock
+
+            with _LOCK_MADE:
+                if self._file_lock is None:
+                    self._file_lock = FileLock(self._lock_path, timeout=self.lock_timeout,
+                                               mode=FILE_MODE)
+        return self._file_lock
 
     def _state_dir(self) -> Path:
         state = self.root / STATE_DIR
@@ -187,6 +239,8 @@ class Store:
 
     def _sweep_temps(self) -> None:
         """Remove temporary files that killed writers left behind (only if no writer runs)."""
+        from filelock import Timeout
+
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
@@ -362,6 +416,8 @@ class Store:
         Raises:
             StoreError: The lock was not free within ``lock_timeout`` seconds.
         """
+        from filelock import Timeout
+
         try:
             self._lock.acquire()
         except Timeout:
@@ -660,16 +716,20 @@ class Store:
             markdown_only: Leave out regular files that are not memory files.
         """
         entries: list[Entry] = []
-        for node in self.tree(under, max_depth):
-            if describe:
-                check_deadline()  # each description is a read: thousands of files take a while
-            if node.kind == "dir":
-                entries.append(Entry(node.virtual, True, node.depth))
-            elif node.kind == "memory":
-                desc = self._described(node) if describe else None
-                entries.append(Entry(node.virtual, False, node.depth, node.size, desc))
-            elif node.kind == "other" and not markdown_only and not node.name.startswith("."):
-                entries.append(Entry(node.virtual, False, node.depth, node.size))
+        folders = _LastFolder(self.root)  # a folder's files come together: one handle each
+        try:
+            for node in self.tree(under, max_depth):
+                if describe:
+                    check_deadline()  # each description is a read: thousands take a while
+                if node.kind == "dir":
+                    entries.append(Entry(node.virtual, True, node.depth))
+                elif node.kind == "memory":
+                    desc = self._described(node, folders) if describe else None
+                    entries.append(Entry(node.virtual, False, node.depth, node.size, desc))
+                elif node.kind == "other" and not markdown_only and not node.name.startswith("."):
+                    entries.append(Entry(node.virtual, False, node.depth, node.size))
+        finally:
+            folders.close()
         return entries
 
     def description(self, path: str) -> str | None:
@@ -682,15 +742,14 @@ class Store:
         except OSError as exc:
             raise self._fail(exc, virtual) from None
 
-    def _described(self, node: Node) -> str | None:
+    def _described(self, node: Node, folders: _LastFolder) -> str | None:
         key = node.virtual
         cached = self._desc_cache.get(key)
         stamp = (node.ino, node.mtime_ns, node.ctime_ns, node.size)
         if cached is not None and cached[0] == stamp:
             return cached[1]
         try:
-            with dir_handle(self.root, node.parts[:-1]) as fd:
-                desc = self._head_description(fd, node.name)
+            desc = self._head_description(folders.handle(node.parts[:-1]), node.name)
         except OSError:
             desc = None  # replaced or removed since the walk saw it
         self._desc_cache[key] = (stamp, desc)

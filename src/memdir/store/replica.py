@@ -84,8 +84,11 @@ _TRANSPORT_ENV: Final = frozenset({
 """The user's git variables a fetch or push keeps: how to reach the remote, nothing else."""
 _NETWORK_SECONDS: Final = 120.0
 _PUSH_ATTEMPTS: Final = 10
-_BACKOFF_CAP: Final = 3.0
+_BACKOFF_BASE: Final = 0.05
+"""Longest wait, in seconds, after a first lost push race; it doubles with each one."""
+_BACKOFF_CAP: Final = 1.0
 """Longest wait, in seconds, after a push lost a race."""
+_OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _REJECTED: Final = re.compile(r"^!\t.*\[(rejected|remote rejected)\]", re.MULTILINE)
 _RACE: Final = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref",
                 "failed to update ref", "incorrect old value")
@@ -123,6 +126,8 @@ class SyncReport:
     """Why the remote could not be reached (None when it was)."""
     attempts: int = 0
     """Fetch-merge-push rounds (more than one when a push lost a race)."""
+    waited: float = 0.0
+    """Seconds spent waiting after lost push races."""
     seconds: float = 0.0
 
     @property
@@ -181,6 +186,7 @@ class Replica:
         self.timeout = timeout
         self._name = name
         self._seen = store.generation
+        self._ready = False
 
     def __repr__(self) -> str:
         return f"Replica({str(self.root)!r})"
@@ -238,8 +244,9 @@ class Replica:
         Returns:
             The repository's configuration (``key -> value``), as set up.
         """
-        self.history.init()
-        _ensure_lines(self.root / ".git" / "info" / "attributes", _MERGE_ATTRIBUTES)
+        if not self._ready or not self.history.initialized:
+            self.history.init()
+            _ensure_lines(self.root / ".git" / "info" / "attributes", _MERGE_ATTRIBUTES)
         config = self._config()
         driver = f"{shlex.quote(sys.executable)} -m memdir.store._merge %O %A %B %P"
         wanted = {"merge.memdir.name": "memdir memory-file merge",
@@ -250,6 +257,7 @@ class Replica:
             if config.get(key) != value:
                 self.history._git("config", key, value)
                 config[key] = value
+        self._ready = True  # the next sync of this object reads the configuration only
         return config
 
     def _config(self) -> dict[str, str]:
@@ -302,26 +310,32 @@ class Replica:
             )
         name = self._name or config["memdir.replica"]
         report = SyncReport(name, config[f"remote.{REMOTE}.url"])
-        heads = self._refs()
+        heads = self._heads()
         with self.store.locked():
-            head, report.snapshot = self._record(heads.get("HEAD"), writers, message, name)
+            disk, report.snapshot = self._record(heads.get("HEAD"), writers, message, name)
         tracking = heads.get(_TRACKING)
         if heads.get("HEAD") is not None and heads.get("HEAD") != tracking:
             # Commits the remote lacks (a hand-made `git merge` among them) may hold a
             # conflict block: list their files for the listings.
-            record_conflicts(self.root, self._touched(tracking, head or heads["HEAD"]))
+            record_conflicts(self.root, self._touched(tracking, disk or heads["HEAD"]))
+        # ``disk`` is the commit the store's files and HEAD are at; ``head`` is the local
+        # side of the next merge: ``disk``, or the merge a lost push race left unsent (it
+        # already holds the remote as it was then, so the next round merges only what
+        # came since, and the store is written once, at the end).
+        head = disk
+        carried = 0  # remote commits ``head`` holds beyond ``disk``
+        carried_kept: list[str] = []
         interrupted = 0
         for attempt in range(1, _PUSH_ATTEMPTS + 1):
             report.attempts = attempt
-            round_started = time.monotonic()
             try:
                 self._fetch()
             except _Unreachable as exc:
                 report.offline = str(exc)
                 break
-            remote = self._refs().get(_TRACKING)
+            remote = self._tracking()
             ahead, behind = self._counts(head, remote)
-            if not ahead and not behind:
+            if not ahead and not behind and head == disk:
                 break
             # The merge is made in memory and pushed before any store file changes, so
             # the window in which another replica can push first is short, and a lost
@@ -342,26 +356,31 @@ class Replica:
                     report.offline = str(exc)
                     break
                 if not pushed:
-                    # Lost a race: wait a random share of a few rounds' time (exponential
-                    # backoff with full jitter), so replicas that collided spread out.
-                    spent = time.monotonic() - round_started
-                    time.sleep(random.uniform(0, min(_BACKOFF_CAP,
-                                                     max(spent, 0.05) * 2 ** attempt)))
+                    if target != head:  # keep the merge: the next round builds on it
+                        head, carried, carried_kept = target, carried + behind, \
+                            carried_kept + kept
+                    # Lost a race: the winner is done, so try again soon, after a short
+                    # random wait that doubles each time (full jitter), so that replicas
+                    # colliding again and again spread out.
+                    pause = random.uniform(0, min(_BACKOFF_CAP,
+                                                  _BACKOFF_BASE * 2 ** (attempt - 1)))
+                    time.sleep(pause)
+                    report.waited += pause
                     continue
                 report.sent += new
-            if target is not None and target != head:
-                moved = self._bring(head, target, remote, report, writers, name)
+            if target is not None and target != disk:
+                moved = self._bring(disk, target, remote, report, writers, name)
                 if moved is not None:  # written meanwhile: recorded, merged next round
-                    head = moved
+                    disk = head = moved
+                    carried, carried_kept = 0, []
                     interrupted += 1
                     if interrupted >= 3:
                         raise SyncError(
                             "the store kept changing while the sync ran without the store's "
                             "lock; nothing is lost; sync again once the other writer stops.")
                     continue
-                report.received += behind
-                report.kept += kept
-            head = target
+                report.received += carried + behind
+                report.kept += carried_kept + kept
             break
         else:
             raise SyncError(
@@ -390,6 +409,29 @@ class Replica:
             found["HEAD"] = found[f"refs/heads/{BRANCH}"]
         return found
 
+    def _heads(self) -> dict[str, str]:
+        """As :meth:`_refs`, from the refs' files when both are loose (no git process)."""
+        here, there = self._loose(f"refs/heads/{BRANCH}"), self._loose(_TRACKING)
+        if here is None or there is None:
+            return self._refs()
+        return {f"refs/heads/{BRANCH}": here, "HEAD": here, _TRACKING: there}
+
+    def _tracking(self) -> str | None:
+        """This replica's copy of the remote's branch, as the last fetch left it.
+
+        Read from the ref's file when git keeps it loose (a fetch writes it so),
+        else from git.
+        """
+        return self._loose(_TRACKING) or self._refs().get(_TRACKING)
+
+    def _loose(self, ref: str) -> str | None:
+        """The commit a loose ref's file names, or None (packed, absent or unreadable)."""
+        try:
+            text = (self.root / ".git" / ref).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text if _OBJECT_ID.fullmatch(text) else None
+
     def _record(self, head: str | None, writers: Sequence[str], message: str | None,
                 name: str) -> tuple[str | None, str | None]:
         """Snapshot uncommitted changes (the caller holds the lock): (HEAD, new commit or None).
@@ -412,7 +454,8 @@ class Replica:
                     "no changes added to commit" in said:
                 return head, None
             raise SyncError(f"git commit failed in {self.root}: {said.strip()}")
-        commit = self.history._git("rev-parse", "HEAD").decode().strip()
+        commit = self._loose(f"refs/heads/{BRANCH}") or \
+            self.history._git("rev-parse", "HEAD").decode().strip()
         return commit, commit
 
     def _code(self, *args: str) -> int:
@@ -461,31 +504,25 @@ class Replica:
         record_conflicts(self.root, applied.written)
         return None
 
-    def _plan(self, head: str | None, remote: str, name: str) -> tuple[str, list[str]]:
-        """Where the store moves to, and the files kept over a delete.
+    def _plan(self, head: str, remote: str, name: str) -> tuple[str, list[str]]:
+        """Where the store moves to when both sides have commits, and the files kept over a delete.
 
-        ``remote`` for a fast-forward (or when the merge gives exactly its files),
-        ``head`` when it holds ``remote`` already, else a new merge commit of the two.
+        ``remote`` when the merge gives exactly its files, else a new merge commit of the two.
         """
         from memdir.store._integrate import merge_commits
         from memdir.store._merge import Labels
 
-        if head is None:
-            return remote, []
-        base = self.history._git("merge-base", head, remote, check=False).decode().strip()
-        if base == remote:
-            return head, []
-        if base == head:
-            return remote, []
-        labels = Labels(f"replica {name}", f"replica {self._replica_of(remote)}")
-        tree, kept = merge_commits(self.history, head, remote, labels)
-        if tree == self._trees(None, remote)[1]:
+        remote_tree, body = self.history._git(
+            "log", "-1", "--format=%T%x00%B", remote).decode().split("\0", 1)
+        labels = Labels(f"replica {name}", f"replica {_replica_in(body)}")
+        message = f"sync: merge {REMOTE}/{BRANCH} into {name}\n\nMemdir-Replica: {name}\n"
+        tree, kept, made = merge_commits(self.history, head, remote, labels, message=message)
+        if tree == remote_tree:
             # Every local change is in the remote already (another replica made the same
             # change, or merged this one's): move to it instead of recording an empty merge.
             return remote, kept
-        message = f"sync: merge {REMOTE}/{BRANCH} into {name}\n\nMemdir-Replica: {name}\n"
-        commit = self.history._git("commit-tree", tree, "-p", head, "-p", remote, "-m",
-                                   message).decode().strip()
+        commit = made or self.history._git("commit-tree", tree, "-p", head, "-p", remote,
+                                           "-m", message).decode().strip()
         return commit, kept
 
     def _trees(self, head: str | None, target: str) -> tuple[str | None, str]:
@@ -503,11 +540,6 @@ class Replica:
 
     def _count(self, spec: str) -> int:
         return int(self.history._git("rev-list", "--count", spec).decode().strip() or 0)
-
-    def _replica_of(self, commit: str) -> str:
-        body = self.history._git("log", "-1", "--format=%B", commit).decode()
-        found = re.findall(r"^Memdir-Replica: (.+)$", body, re.MULTILINE)
-        return found[-1].strip() if found else f"{REMOTE}/{BRANCH}"
 
     def _fetch(self) -> None:
         self._network("fetch", "-q", "--no-tags", "--no-write-fetch-head", REMOTE,
@@ -572,6 +604,12 @@ def commits(history: History) -> list[Commit]:
         found.append(Commit(commit, when, author, replica[-1].strip() if replica else None,
                             writers, title, len(parents.split())))
     return found
+
+
+def _replica_in(body: str) -> str:
+    """The replica a commit message names, or the remote's branch when it names none."""
+    found = re.findall(r"^Memdir-Replica: (.+)$", body, re.MULTILINE)
+    return found[-1].strip() if found else f"{REMOTE}/{BRANCH}"
 
 
 def _local_env(root: Path | None = None) -> dict[str, str]:

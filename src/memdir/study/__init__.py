@@ -37,6 +37,7 @@ from memdir.study._records import (
 from memdir.study._report import build_tables, primary_score, write_report
 from memdir.study._roles import ASK_VARIANT, HARNESS_TOOLSET, search_role
 from memdir.study._runner import cell_dir, log_dir, run_study, run_study_async
+from memdir.study._scores import score_name
 from memdir.study._stats import SignTest, pooled_sign_test, sign_test
 from memdir.study._stores import (
     BuilderUnavailable,
@@ -88,6 +89,7 @@ __all__ = [
     "log_dir",
     "pooled_sign_test",
     "primary_score",
+    "score_name",
     "read_manifest",
     "recorded_reads",
     "replay_reads",

@@ -45,9 +45,27 @@ def _span(name: str, args: dict[str, object], content: str) -> list[ReadSpan]:
         if isinstance(rng, list) and len(rng) == 2:
             return [ReadSpan(tool=name, path=path, start=int(rng[0]), end=int(rng[1]))]
         return [ReadSpan(tool=name, path=path)]
+    query = _query(name, args)
     if name in ("section_read", "toc", "grep"):
-        return [ReadSpan(tool=name, path=path or "/memories")]
-    return [ReadSpan(tool=name, path=p) for p in dict.fromkeys(_STORE_PATH.findall(content))]
+        return [ReadSpan(tool=name, path=path or "/memories", query=query)]
+    return [ReadSpan(tool=name, path=p, query=query)
+            for p in dict.fromkeys(_STORE_PATH.findall(content))]
+
+
+def _query(name: str, args: dict[str, object]) -> str | None:
+    """What a call looked for, as a reader of the record wants to see it."""
+    if name == "grep":
+        pattern = args.get("pattern")
+        return None if pattern is None else str(pattern)
+    if name == "section_read":
+        headings = args.get("heading_path")
+        if isinstance(headings, list):
+            return " > ".join(str(h) for h in headings)
+        return None if headings is None else str(headings)
+    for key in ("query", "command"):  # ranked search and chunk retrieval; the shell
+        if args.get(key) is not None:
+            return str(args[key])
+    return None
 
 
 def recorded_reads(episode: EpisodeRecord) -> tuple[list[ReadSpan], set[str]] | None:

@@ -27,7 +27,7 @@ from memdir.study._records import CellStatus, QuestionRecord
 from memdir.study._scores import primary_score, score_name
 from memdir.study._stats import bootstrap_interval
 
-__all__ = ["Figure", "write_figures"]
+__all__ = ["Figure", "scatter_limits", "write_figures"]
 
 _DIMENSIONS = (("conversation", "conversation"), ("variant", "variant"),
                ("builder_model", "built by"), ("search_model", "read by"),
@@ -82,19 +82,21 @@ def _hbars(ax: Any, bars: list[_Bar], xlabel: str, *, limit: float | None,
             error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1})
     ax.set_yticks(ys, [b.label for b in bars], fontsize=8)
     ax.invert_yaxis()
-    top = limit if limit is not None else max([b.high for b in bars] + [1e-9]) * 1.08
+    # Room after the longest whisker for its value (an axis with a fixed limit has none).
+    top = limit if limit is not None else max([b.high for b in bars] + [1e-9]) * 1.16
     ax.set_xlim(0, top)
     if integer:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(xlabel, fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     for y, b in zip(ys, bars, strict=True):
+        # After the whisker's end where the axis has room, else inside the bar at its
+        # base: never on the whisker, which spans the interval around the bar's end.
         text = f"{b.value:.3g}"
-        if b.value > 0.15 * top:  # inside the bar's end, above the interval's whisker
-            ax.text(b.value - 0.01 * top, y - 0.15, text, va="center",
-                    ha="right", fontsize=7, color="white")
-        else:
+        if b.high + 0.1 * top <= top:
             ax.text(b.high + 0.01 * top, y, text, va="center", fontsize=7)
+        else:
+            ax.text(0.01 * top, y, text, va="center", ha="left", fontsize=7, color="white")
 
 
 def _save(fig: Any, path: Path) -> Path:
@@ -187,6 +189,58 @@ def _search_cost(run: RunRecords, b: _Benchmark, seed: int, path: Path) -> Path:
     return _save(fig, path)
 
 
+def scatter_limits(top: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The cost-against-correctness axes: cost 0 to ``top``, score 0 to 100, with margins.
+
+    The margins lie outside the data's range, so that a cell at no cost, or
+    scoring 0 or 100, is drawn whole instead of cut by the axes' edge.
+    """
+    return (-0.03 * top, top), (-3.0, 103.0)
+
+
+def label_points(ax: Any, labels: dict[tuple[float, float], str], *, right_from: float) -> None:
+    """Write each point's label beside it, clear of every marker and of the labels before it.
+
+    A label goes above and after its point (before it, right of ``right_from``);
+    where that would cover another point or label, below, then further out, are
+    tried in turn, and the first clear place is kept (the first one if none is).
+    The axes' limits must be set already: placing measures the drawn text.
+    """
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    radius = 5 * fig.dpi / 72  # the default marker's radius (about 3 points), with a margin
+    marks = [ax.transData.transform(xy) for xy in labels]
+    placed: list[Any] = []
+    frame = ax.get_window_extent(renderer)
+    for (x, y), text in labels.items():
+        right = x > right_from
+        side = -1 if right else 1
+        tries = [(6, 4, "bottom"), (6, -4, "top"), (6, 14, "bottom"), (6, -14, "top"),
+                 (18, 4, "bottom"), (18, -4, "top")]
+        chosen = None
+        for dx, dy, va in tries:
+            note = ax.annotate(text, (x, y), textcoords="offset points",
+                               xytext=(side * dx, dy), ha="right" if right else "left",
+                               va=va, fontsize=7)
+            box = note.get_window_extent(renderer)
+            covers = any(box.x0 - radius <= mx <= box.x1 + radius
+                         and box.y0 - radius <= my <= box.y1 + radius for mx, my in marks)
+            clear = (not covers and not any(box.overlaps(b) for b in placed)
+                     and frame.x0 <= box.x0 and box.x1 <= frame.x1)
+            if clear:
+                chosen = (note, box)
+                break
+            note.remove()
+        if chosen is None:  # nowhere clear: the first place, as before
+            dx, dy, va = tries[0]
+            note = ax.annotate(text, (x, y), textcoords="offset points",
+                               xytext=(side * dx, dy), ha="right" if right else "left",
+                               va=va, fontsize=7)
+            chosen = (note, note.get_window_extent(renderer))
+        placed.append(chosen[1])
+
+
 def _cost_vs_correctness(run: RunRecords, b: _Benchmark, path: Path) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 5))
@@ -202,13 +256,10 @@ def _cost_vs_correctness(run: RunRecords, b: _Benchmark, path: Path) -> Path:
     at: dict[tuple[float, float], list[str]] = {}
     for x, y, name in zip(xs, ys, names, strict=True):  # cells on one spot share a label
         at.setdefault((round(x, 9), round(y, 6)), []).append(name)
-    for (x, y), group in at.items():
-        right = x > 0.6 * top
-        ax.annotate("\n".join(group), (x, y), textcoords="offset points",
-                    xytext=(-6 if right else 6, 4), ha="right" if right else "left",
-                    va="bottom", fontsize=7)
-    ax.set_xlim(0, top)
-    ax.set_ylim(0, 100)
+    xlim, ylim = scatter_limits(top)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    label_points(ax, {xy: "\n".join(group) for xy, group in at.items()}, right_from=0.6 * top)
     ax.set_xlabel(b.cost_label, fontsize=9)
     ax.set_ylabel(b.score_label, fontsize=9)
     ax.grid(alpha=0.3)

@@ -68,5 +68,36 @@ def load_run(folder: str | Path, prices: PriceTable | None = None) -> RunRecords
         run.records[status.cell.key] = records
     for path in sorted((root / "stores").glob("*.json")):
         info = read_record(path, StoreInfo)
-        run.stores[info.key] = info
+        run.stores[info.key] = info.model_copy(update={"path": located_store(info.path, root)})
     return run
+
+
+def recorded_store(path: str | Path, run_dir: Path) -> str:
+    """A store's folder as a run records it: relative to the run folder when inside it.
+
+    Any other folder (a build cache elsewhere) is recorded absolute. Either way
+    the record reads the same from whatever folder the run is later opened in.
+    """
+    where = Path(path).absolute()
+    try:
+        return where.relative_to(run_dir.absolute()).as_posix()
+    except ValueError:
+        return str(where)
+
+
+def located_store(path: str | None, run_dir: Path) -> str | None:
+    """The store folder a run's record names, found from whatever folder the run is read in.
+
+    A relative path is the run folder's (see :func:`recorded_store`). Runs written
+    before that recorded it relative to the folder the run was started in
+    (``runs/x/stores/k/memories``): such a path is found by its tail inside the run
+    folder, else as it was written.
+    """
+    if path is None or Path(path).is_absolute():
+        return path
+    parts = Path(path).parts
+    for start in range(len(parts)):
+        inside = run_dir.joinpath(*parts[start:])
+        if inside.is_dir():
+            return str(inside.absolute())
+    return path

@@ -34,6 +34,9 @@ class ReadSpan(BaseModel):
     path: str
     start: int | None = None
     end: int | None = None
+    query: str | None = None
+    """What the call looked for: grep's pattern, a search's query, the section's headings
+    (None for a view, and in records written before it was kept)."""
 
 
 class Grades(BaseModel):

@@ -126,6 +126,8 @@ def table_sign_tests(run: RunRecords) -> Table:
         table.rows.append([a.cell.dataset_key, a.cell.conversation, _short(a), _short(b),
                            t.items, t.a_wins, t.b_wins, t.ties, t.mean_diff,
                            None if t.p_value is None else f"{t.p_value:.3g}"])
+    if run.complete and not table.rows:
+        table.empty = "(nothing to compare: no two complete cells answered the same questions)"
     return table
 
 
@@ -169,6 +171,10 @@ def table_pooled_sign_tests(run: RunRecords) -> Table:
         table.rows.append([a_key[0], a_key[1], b_key[1], t.groups, t.items, t.a_wins,
                            t.b_wins, t.ties, _p(t.p_value), _p(t.p_a_better),
                            _p(t.p_b_better)])
+    if run.complete and not table.rows:
+        table.empty = ("(nothing to pool: no two set-ups ran on the same two or more "
+                       "conversations of a benchmark; the paired sign tests above compare "
+                       "them per conversation)")
     return table
 
 

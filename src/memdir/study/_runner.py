@@ -27,6 +27,7 @@ from memdir.study._answer import CellRun, record_path
 from memdir.study._config import Cell, StudyConfig
 from memdir.study._data import check_data, resolve_data_dir
 from memdir.study._inspect import eval_cell
+from memdir.study._load import recorded_store
 from memdir.study._manifest import write_manifest
 from memdir.study._records import CellStatus
 from memdir.study._stores import BuilderUnavailable, build_store, cell_input
@@ -70,6 +71,8 @@ class _Study:
             root = self.out / "stores"
             store, info = await build_store(cell, conversation, root, self.config,
                                             self.models, self.prices, log_dir=log_dir(self.out))
+            if info.path is not None:
+                info = info.model_copy(update={"path": recorded_store(info.path, self.out)})
             write_record(root / f"{cell.store_key}.json", info)
             self.stores[cell.store_key] = store
         return self.stores[cell.store_key]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memdir.tools._ranked import bm25_set, chunk_set
     from memdir.tools._sandbox import SandboxUnavailableError
     from memdir.tools._sets import TOOLSET_NAMES, TOOLSETS, make_toolset
-    from memdir.tools._shell import shell_set
+    from memdir.tools._shell import Quota, quota_usage, shell_set
     from memdir.tools._spec import (
         ToolError,
         ToolFunction,
@@ -52,6 +52,7 @@ _HOMES = {
     "TOOLSETS": "_sets",
     "TOOLSET_NAMES": "_sets",
     "MemoryCommands": "_memory",
+    "Quota": "_shell",
     "SandboxUnavailableError": "_sandbox",
     "ToolError": "_spec",
     "ToolFunction": "_spec",
@@ -62,6 +63,7 @@ _HOMES = {
     "chunk_set": "_ranked",
     "folder_set": "_memory",
     "make_toolset": "_sets",
+    "quota_usage": "_shell",
     "read_set": "_memory",
     "shell_set": "_shell",
     "tool_flags": "_spec",
@@ -77,6 +79,7 @@ __all__ = [
     "TOOLSET_NAMES",
     "HarnessSpec",
     "MemoryCommands",
+    "Quota",
     "SandboxUnavailableError",
     "ToolError",
     "ToolFunction",
@@ -89,6 +92,7 @@ __all__ = [
     "harness_prompt",
     "harness_spec",
     "make_toolset",
+    "quota_usage",
     "read_set",
     "shell_set",
     "tool_flags",

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_PATTERN_CHARS",
     "GrepHit",
     "grep_store",
+    "grep_text",
     "grep_tool",
     "hit_line",
     "summary_line",
@@ -308,6 +309,58 @@ def _trim(text: str, column: int) -> str:
     return ("..." if start else "") + piece + ("..." if start + MAX_LINE_CHARS < len(text) else "")
 
 
+def grep_text(store: Store, pattern: str, path: str = ROOT, max_results: int = 50,
+              ignore_case: bool = False) -> str:
+    """The text the ``grep`` tool answers with: a summary line, then the hits shown.
+
+    The tool calls this; ``memdir grep`` calls it too, without an event loop.
+    Its time is bounded by the deadline of the call it runs in (:func:`remaining`).
+
+    Raises:
+        ToolError: A bad argument, or the search ran out of time.
+        StoreError: ``path`` is not a valid place in the store.
+    """
+    if not 1 <= max_results <= MAX_RESULTS_CAP:
+        raise ToolError(f"max_results must be between 1 and {MAX_RESULTS_CAP}.")
+    if pattern == "":
+        raise ToolError("The pattern is empty; give a word or regular expression.")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ToolError(
+            f"The pattern {echo(pattern)} is longer than the {MAX_PATTERN_CHARS:,} "
+            "characters grep accepts. Search for a distinctive part of it."
+        )
+    search = _bounded(_compile(pattern, ignore_case))
+    shown: list[str] = []
+    total = 0
+    files = 0
+    try:
+        for virtual, hits in _scan(store, pattern, path, ignore_case):
+            total += len(hits)
+            files += 1
+            for number, line in hits[: max_results - len(shown)]:
+                shown.append(hit_line(virtual, number, _shown_line(search, line)))
+    except CallTimeoutError:
+        raise ToolError(
+            f"The search for {echo(pattern)} did not finish within the time limit of one "
+            "call and was stopped. Nested repeats such as (a+)+ or "
+            r"(\w+\s?)* can take exponential time: simplify the pattern, search a plain "
+            "word, or narrow the path."
+        ) from None
+    where = store.resolve(path).virtual
+    if total == 0:
+        return (
+            f"No lines match {echo(pattern)} in {where}. Try a shorter pattern, "
+            "alternatives (a|b), ignore_case=true, or view the folder."
+        )
+    lines = [summary_line(total, files, where), *shown]
+    if total > len(shown):
+        lines.append(
+            f"[{total - len(shown)} more matching line(s) not shown. Narrow the pattern "
+            f"or the path, or raise max_results (now {max_results}).]"
+        )
+    return "\n".join(lines)
+
+
 def grep_tool(store: Store) -> ToolFunction:
     """The ``grep`` tool over ``store``."""
 
@@ -331,44 +384,6 @@ def grep_tool(store: Store) -> ToolFunction:
                 always reported.
             ignore_case: Match letters regardless of case.
         """
-        if not 1 <= max_results <= MAX_RESULTS_CAP:
-            raise ToolError(f"max_results must be between 1 and {MAX_RESULTS_CAP}.")
-        if pattern == "":
-            raise ToolError("The pattern is empty; give a word or regular expression.")
-        if len(pattern) > MAX_PATTERN_CHARS:
-            raise ToolError(
-                f"The pattern {echo(pattern)} is longer than the {MAX_PATTERN_CHARS:,} "
-                "characters grep accepts. Search for a distinctive part of it."
-            )
-        search = _bounded(_compile(pattern, ignore_case))
-        shown: list[str] = []
-        total = 0
-        files = 0
-        try:
-            for virtual, hits in _scan(store, pattern, path, ignore_case):
-                total += len(hits)
-                files += 1
-                for number, line in hits[: max_results - len(shown)]:
-                    shown.append(hit_line(virtual, number, _shown_line(search, line)))
-        except CallTimeoutError:
-            raise ToolError(
-                f"The search for {echo(pattern)} did not finish within the time limit of one "
-                "call and was stopped. Nested repeats such as (a+)+ or "
-                r"(\w+\s?)* can take exponential time: simplify the pattern, search a plain "
-                "word, or narrow the path."
-            ) from None
-        where = store.resolve(path).virtual
-        if total == 0:
-            return (
-                f"No lines match {echo(pattern)} in {where}. Try a shorter pattern, "
-                "alternatives (a|b), ignore_case=true, or view the folder."
-            )
-        lines = [summary_line(total, files, where), *shown]
-        if total > len(shown):
-            lines.append(
-                f"[{total - len(shown)} more matching line(s) not shown. Narrow the pattern "
-                f"or the path, or raise max_results (now {max_results}).]"
-            )
-        return "\n".join(lines)
+        return grep_text(store, pattern, path, max_results, ignore_case)
 
     return grep

@@ -21,7 +21,6 @@ with nothing written.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import ctypes
 import queue
@@ -31,7 +30,7 @@ import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memdir.store._deadline import (
     DEADLINE,
@@ -41,6 +40,9 @@ from memdir.store._deadline import (
     deadline,
     remaining,
 )
+
+if TYPE_CHECKING:  # asyncio is imported where a call is run, not to read a deadline
+    import asyncio
 
 __all__ = [
     "CallLimits",
@@ -176,6 +178,8 @@ class _Worker(threading.Thread):
         self._lock = lock
 
     def run(self) -> None:
+        import asyncio
+
         try:
             with asyncio.Runner() as runner:
                 while (job := self.jobs.get()) is not None:
@@ -269,6 +273,8 @@ async def run_bounded(make: Callable[[], Awaitable[T]], seconds: float, *, aband
         CallTimeoutError: The call ran out of time: ``abandon`` is set and it did
             not finish, or it stopped itself at the deadline.
     """
+    import asyncio
+
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not on asyncio (trio): run here, bounded only from inside

@@ -129,7 +129,9 @@ class MemoryCommands:
         """What view shows, and the file's version (None for a folder)."""
         target = self._viewable(path)
         if self.store.kind(target.virtual) == "dir":
-            return render_listing(self.store, target), None
+            # The description above is pinned with the paper's tool set (its digest):
+            # a folder's view_range pages its listing, which a cut listing explains.
+            return render_listing(self.store, target, view_range), None
         if not target.virtual.endswith(".md"):
             raise NotFoundError(f"{target.virtual} does not exist. View {ROOT} to see the store.")
         text = self.store.read(target.virtual)

@@ -39,6 +39,7 @@ import contextlib
 import os
 import resource
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -55,7 +56,8 @@ from memdir.tools._sandbox import (
 )
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 
-__all__ = ["SandboxUnavailableError", "StoreCheck", "shell_read_set", "shell_set", "shell_spec"]
+__all__ = ["Quota", "SandboxUnavailableError", "StoreCheck", "quota_usage", "shell_read_set",
+           "shell_set", "shell_spec"]
 
 _HARD_OUTPUT_BYTES: Final = 16 * 1024 * 1024
 _MAX_FILE_BYTES: Final = 64 * 1024 * 1024
@@ -65,8 +67,11 @@ _GRACE_SECONDS: Final = 2.0
 _ROOT_STATE: Final = frozenset({".memdir", ".git"})
 _MAX_LISTED: Final = 30
 
+_WATCH_SECONDS: Final = 0.25
+"""How often a running command's store is measured against a quota."""
+
 _Tree = dict[str, tuple[str, int, int, int]]
-"""Entries under the root by relative path: kind, mtime (ns), size."""
+"""Entries under the root by relative path: kind, mtime (ns), size, change time (ns)."""
 
 _INSTALL_HINT: Final = (
     "No confined shell is available on this machine: bubblewrap (`bwrap`) is not "
@@ -96,12 +101,42 @@ def _lower(kind: int, wanted: int) -> None:  # pragma: no cover - runs in the ch
     resource.setrlimit(kind, (value, value))
 
 
-def _limits(group: PidsGroup | None) -> None:  # pragma: no cover - runs in the child
-    _lower(resource.RLIMIT_FSIZE, _MAX_FILE_BYTES)
+def _limits(group: PidsGroup | None,  # pragma: no cover - runs in the child
+            max_file_bytes: int = _MAX_FILE_BYTES) -> None:
+    _lower(resource.RLIMIT_FSIZE, max_file_bytes)
     _lower(resource.RLIMIT_AS, _MAX_ADDRESS_SPACE)
     _lower(resource.RLIMIT_CORE, 0)
     if group is not None:
         group.join()
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """Most bytes and files a store may hold after a command (a tenant's limits)."""
+
+    max_bytes: int
+    max_files: int
+    owner: str = "this store"
+    """Whose limits, in messages (e.g. ``tenant alice``)."""
+
+    def over(self, used: tuple[int, int]) -> str | None:
+        """What ``(bytes, files)`` exceeds, in words, or None within the quota."""
+        size, count = used
+        if count > self.max_files:
+            return f"{count:,} files, over the {self.max_files:,} files {self.owner} may keep"
+        if size > self.max_bytes:
+            return f"{size:,} bytes, over the {self.max_bytes:,} bytes {self.owner} may keep"
+        return None
+
+
+def _over(quota: Quota, store: Store) -> str | None:
+    return quota.over(quota_usage(store))
+
+
+def quota_usage(store: Store) -> tuple[int, int]:
+    """The bytes and files a store holds, as quotas count them (one walk)."""
+    nodes = [n for n in store.tree(hidden=True) if n.kind in ("memory", "other")]
+    return sum(n.size for n in nodes), len(nodes)
 
 
 @dataclass
@@ -109,6 +144,8 @@ class _Output:
     kept: bytearray
     total: int = 0
     flooded: bool = False
+    over: str | None = None
+    """Why a watched command was stopped for its quota."""
 
 
 async def _drain(
@@ -129,11 +166,27 @@ def _killpg(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+async def _watch(check: Callable[[], str | None], out: _Output, kill: asyncio.Event) -> None:
+    """Measure the store now and then while a command runs; stop it once over its quota."""
+    while True:
+        await asyncio.sleep(_WATCH_SECONDS)
+        over = await asyncio.to_thread(check)
+        if over is not None:
+            out.over = over
+            kill.set()
+            return
+
+
 async def _run(
     backend: Backend, root: Path, command: str, timeout: float, keep_bytes: int,
-    read_only: bool, cap: ProcessCap | None,
+    read_only: bool, cap: ProcessCap | None, *,
+    max_file_bytes: int = _MAX_FILE_BYTES, watch: Callable[[], str | None] | None = None,
 ) -> tuple[_Output, int | None, str | None]:
-    """Run ``command``; return its output, exit status and why it was stopped (if it was)."""
+    """Run ``command``; return its output, exit status and why it was stopped (if it was).
+
+    With ``watch``, it is called every :data:`_WATCH_SECONDS` while the command
+    runs, and a text it returns (a quota passed) stops the command.
+    """
     group = open_group() if cap == "cgroup" else None
     if cap == "cgroup" and group is None and backend != "unconfined":
         raise ToolError("The shell could not make the pids cgroup that caps a command's "
@@ -146,7 +199,7 @@ async def _run(
             proc = await asyncio.create_subprocess_exec(
                 *spec.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT, env=spec.env, cwd=spec.cwd,
-                start_new_session=True, preexec_fn=partial(_limits, group),
+                start_new_session=True, preexec_fn=partial(_limits, group, max_file_bytes),
                 pass_fds=spec.fds,
             )
         finally:
@@ -156,13 +209,16 @@ async def _run(
             reader = asyncio.create_task(_drain(proc.stdout, keep_bytes, out, kill))
             waiter = asyncio.create_task(proc.wait())
             killer = asyncio.create_task(kill.wait())
+            watcher = None if watch is None else asyncio.create_task(_watch(watch, out, kill))
             done, _ = await asyncio.wait(
                 {waiter, killer}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
             killer.cancel()
+            if watcher is not None:
+                watcher.cancel()
             stopped = None
             if waiter not in done:
-                stopped = "output" if out.flooded else "time"
+                stopped = "output" if out.flooded else "quota" if out.over else "time"
         finally:
             # Always, even when the caller is cancelled: this also ends anything the
             # command left running in the background.
@@ -312,6 +368,8 @@ def _render(out: _Output, status: int | None, stopped: str | None,
     if stopped == "time":
         parts.append(f"[stopped: the command ran past the {timeout:g} s time limit and was "
                      "killed with everything it started. Make it smaller or faster.]")
+    elif stopped == "quota":
+        parts.append("[stopped: the command was killed as the store passed its limits.]")
     elif stopped == "output":
         parts.append(f"[stopped: the command printed more than {_HARD_OUTPUT_BYTES:,} bytes "
                      "and was killed.]")
@@ -328,6 +386,7 @@ def shell_spec(
     backend: Backend | None = None,
     allow_unconfined: bool = False,
     read_only: bool = False,
+    quota: Quota | None = None,
 ) -> ToolSpec:
     """The ``bash`` tool over ``store``; see :func:`shell_set` for the arguments."""
     if timeout <= 0 or output_chars <= 0:
@@ -367,14 +426,36 @@ def shell_spec(
         with store.locked():
             before = check.before()
             had_git = (store.root / ".git").is_dir() and not (store.root / ".git").is_symlink()
+            kept: tuple[dict[str, bytes], frozenset[str]] | None = None
+            fsize, watch = _MAX_FILE_BYTES, None
+            if quota is not None:
+                # What the store holds now, to put back if the command leaves it over its
+                # quota (a read of the whole store, which the quota bounds); each file
+                # the command writes is capped at what the quota could still take.
+                kept = store.capture()
+                used = sum(len(data) for data in kept[0].values())
+                largest = max((len(data) for data in kept[0].values()), default=0)
+                fsize = max(1, min(_MAX_FILE_BYTES, quota.max_bytes - used + largest + 1))
+                watch = partial(_over, quota, store)
+            undone = None
             try:
                 out, status, stopped = await _run(chosen, store.root, command, timeout, keep,
-                                                  False, cap)
+                                                  False, cap, max_file_bytes=fsize, watch=watch)
             finally:
                 # Even when the call is cancelled or fails: links, special files and a
                 # .git the command planted go before the lock is released, so no git
                 # call or tool of memdir's ever meets them.
                 cleaned = store.make_plain(keep_git=had_git)
+                if quota is not None and kept is not None:
+                    undone = _over(quota, store)
+                    if undone is not None:
+                        store.reset_to(*kept)
+            if undone is not None:
+                result = _render(out, status, stopped, output_chars, timeout)
+                raise ToolError(
+                    f"{result}\n[undone: the command left the store with {undone}, so every "
+                    "change it made was taken back and the store is as it was before the "
+                    "command. Delete or shorten files, or write less, and try again.]")
             report = check.after(before, cleaned)
             if report:  # the command changed files behind the store's back
                 store.note_change()
@@ -428,6 +509,7 @@ def shell_set(
     backend: Backend | None = None,
     allow_unconfined: bool = False,
     read_only: bool = False,
+    quota: Quota | None = None,
 ) -> ToolSet:
     """The Shell harness: one ``bash`` tool over ``store`` (``shell``, or ``shell-read``).
 
@@ -442,13 +524,18 @@ def shell_set(
         read_only: Mount the store read-only, so no command can change it (the
             searchers' shell); the tool is then declared read-only and the set
             is named ``shell-read``.
+        quota: Most bytes and files the store may hold after a command: one
+            that leaves it over is undone (the store is put back as it was and
+            the call fails saying so), one still running when the store passes
+            it is stopped, and each file it writes is capped at what the quota
+            could still take. Each call then reads the whole store first.
 
     Raises:
         SandboxUnavailableError: No confinement works and unconfined was not allowed,
             or a read-only shell was asked for where only unconfined bash is possible.
     """
     spec = shell_spec(store, timeout, output_chars, backend=backend,
-                      allow_unconfined=allow_unconfined, read_only=read_only)
+                      allow_unconfined=allow_unconfined, read_only=read_only, quota=quota)
     return ToolSet("shell-read" if read_only else "shell", [spec])
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from memdir.store import ROOT, Entry, Store, StorePath, listing_mark, slugify
+from memdir.store import ROOT, Entry, Store, StoreError, StorePath, listing_mark, slugify
+from memdir.tools._spec import ToolError
 
 __all__ = [
     "LISTING_ENTRY",
     "MAX_LINE_VIEW_CHARS",
+    "MAX_LISTING_CHARS",
     "MAX_LISTING_ENTRIES",
     "MAX_VIEW_CHARS",
     "MAX_VIEW_LINES",
@@ -92,11 +95,25 @@ def _size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
-def render_listing(store: Store, folder: StorePath) -> str:
+MAX_LISTING_CHARS = MAX_VIEW_CHARS
+"""Most characters one listing shows before it says how to see the rest."""
+_BIGGEST_SHOWN = 5
+"""Sub-folders a cut listing names as places to look into."""
+
+
+def render_listing(store: Store, folder: StorePath, view_range: list[int] | None = None) -> str:
     """The tree below ``folder``: each file with its size and description.
 
     Small trees are shown whole; a tree with more than :data:`MAX_LISTING_ENTRIES`
-    entries is shown two levels deep, each deeper folder with its file count.
+    entries is shown two levels deep, each deeper folder with its file count. The
+    listing's entries are numbered in order, and one view shows at most
+    ``2 * MAX_LISTING_ENTRIES`` of them and :data:`MAX_LISTING_CHARS` characters;
+    a listing cut there ends with how many entries it has and how to see the
+    others: ``view_range=[first, last]`` over its entries, a sub-folder's own
+    listing (the largest are named), or grep.
+
+    Raises:
+        ToolError: ``view_range`` is not two entry numbers within the listing.
     """
     everything = store.walk(folder.virtual, describe=False, markdown_only=False)
     if not everything:
@@ -118,25 +135,78 @@ def render_listing(store: Store, folder: StorePath) -> str:
                 key = f"{folder.virtual}/{parts[0]}/{parts[1]}"
                 counts[key] = counts.get(key, 0) + 1
     head = f"{folder.virtual}: {total} file(s) in {folders} folder(s) (size, description)"
-    if counts:
-        entries = store.walk(folder.virtual, max_depth=2, markdown_only=False)
+    if counts:  # the walk is in tree order, so its first two levels are the shallow listing
+        entries = [e for e in everything if e.depth <= 2]
         head += (
             ". Showing two levels; view a subfolder to see inside the folders marked with "
             "a file count:"
         )
     else:
-        entries = store.walk(folder.virtual, markdown_only=False)
+        entries = everything
         head += ":"
-    lines = [head]
-    limit = MAX_LISTING_ENTRIES * 2
+    first, last = _entry_range(folder.virtual, view_range, len(entries))
+    lines = [head if view_range is None else f"{head[:-1]}, entries {first:,}-{last:,}:"]
+    size = len(lines[0])
+    shown = 0
     marks = listing_mark(store.root)  # files a sync left with two versions to reconcile
-    lines.extend(_entry_line(entry, counts, marks.get(entry.path)) for entry in entries[:limit])
-    if len(entries) > limit:
-        lines.append(
-            f"[{len(entries) - limit} more entries not shown; view a subfolder or use grep "
-            "to narrow down.]"
-        )
+    for entry in entries[first - 1 : last]:
+        line = _entry_line(_described(store, entry), counts, marks.get(entry.path))
+        if shown >= MAX_LISTING_ENTRIES * 2 or size + len(line) + 1 > MAX_LISTING_CHARS:
+            break
+        lines.append(line)
+        size += len(line) + 1
+        shown += 1
+    if first + shown - 1 < len(entries):  # entries after the last one shown
+        lines.append(_cut_note(folder.virtual, everything, first, first + shown - 1,
+                               len(entries)))
     return "\n".join(lines)
+
+
+def _described(store: Store, entry: Entry) -> Entry:
+    """``entry`` with its description read (only the entries shown are opened)."""
+    if entry.is_dir or not entry.path.endswith(".md"):
+        return entry
+    try:
+        return replace(entry, description=store.description(entry.path))
+    except StoreError:  # replaced or removed since the walk saw it
+        return entry
+
+
+def _entry_range(path: str, view_range: list[int] | None, count: int) -> tuple[int, int]:
+    """The first and last entry (1-based, inclusive) a folder view asks for."""
+    if view_range is None:
+        return 1, count
+    valid = (f"{path}'s listing has {count:,} entries: give view_range=[first, last] with "
+             f"1 <= first <= last <= {count}, or last = -1 for the rest.")
+    if len(view_range) != 2 or not all(isinstance(n, int) for n in view_range):
+        raise ToolError(f"view_range must be two entry numbers. {valid}")
+    first, last = view_range
+    if last == -1 or last > count:  # a last entry past the end reads to the end
+        last = count
+    if not 1 <= first <= last:
+        raise ToolError(f"view_range {list(view_range)} is out of range. {valid}")
+    return first, last
+
+
+def _cut_note(path: str, everything: list[Entry], first: int, last: int, count: int) -> str:
+    """What a cut listing says: how many entries, which are shown, and three ways on."""
+    depth = path.count("/") + 1
+    files: dict[str, int] = {}
+    for entry in everything:
+        if not entry.is_dir:
+            parts = entry.path.split("/")
+            if len(parts) > depth + 1:
+                top = "/".join(parts[: depth + 1])
+                files[top] = files.get(top, 0) + 1
+    biggest = sorted(files.items(), key=lambda item: (-item[1], item[0]))[:_BIGGEST_SHOWN]
+    named = ", ".join(f"{p} ({n:,} files)" for p, n in biggest)
+    step = min(count, last + MAX_LISTING_ENTRIES * 2)
+    where = f" (the largest: {named})" if named else ""
+    return (
+        f"[Listing cut: entries {first:,}-{last:,} of {count:,} shown. Narrow it down: "
+        f"view(path={path!r}, view_range=[{last + 1}, {step}]) shows the next entries; "
+        f"view a sub-folder to list only it{where}; grep finds files by their content.]"
+    )
 
 
 def _entry_line(entry: Entry, counts: dict[str, int], mark: str | None = None) -> str:
