@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def run(attempts: int, surface: str = "memdir") -> dict[str, dict[str, int]]:
                         counts[name]["escapes"] += 1
                         _restore_host(host, expected)
                 if i % 20 == 0:
-                    swapper.send_signal(signal.SIGSTOP)
+                    _stop(swapper)
                     try:
                         settle()
                         reset()
@@ -177,6 +178,17 @@ def run(attempts: int, surface: str = "memdir") -> dict[str, dict[str, int]]:
             swapper.kill()
             swapper.wait()
     return counts
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGSTOP ``proc`` and wait until it is stopped: the signal is delivered later, and a
+    swap it makes meanwhile raced the harness's own clean-up (an OSError out of rename)."""
+    proc.send_signal(signal.SIGSTOP)
+    stat = Path(f"/proc/{proc.pid}/stat")
+    for _ in range(1000):
+        if stat.read_text().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+            return
+        time.sleep(0.001)
 
 
 def _restore_host(host: Path, expected: dict[str, bytes | None]) -> None:

@@ -7,6 +7,7 @@ ever run inside a confinement, never unconfined.
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 import uuid
@@ -212,6 +213,20 @@ async def test_unconfined_runs_in_the_store_root_with_relative_paths(
     assert out.startswith(f"{store.root}\n")
     assert "second" in store.read("/memories/a.md")
     assert "/memories/b.txt: not-markdown:" in out
+
+
+async def test_an_edit_with_size_and_mtime_put_back_is_reported_and_checked(
+    shell: ToolSet, store: Store
+) -> None:
+    # Issue 19, item 10: the picture taken before and after a command held each file's
+    # mtime and size only, so breaking a header in place and putting the mtime back
+    # was neither reported nor checked.
+    out = await _run(shell, "t=$(stat -c %y people/alice.md); "
+                            "sed -i 's/^name: alice/nome: alice/' people/alice.md; "
+                            "touch -d \"$t\" people/alice.md")
+    assert "Store changes: modified: /memories/people/alice.md." in out
+    assert re.search(r"Store check: \d+ new problem\(s\); fix them:\n"
+                     r"- /memories/people/alice\.md", out), out
 
 
 async def test_endless_output_is_stopped_before_the_time_limit(

@@ -201,7 +201,7 @@ class Store:
         self.lock_timeout = lock_timeout
         self._lock_path = self._state_dir() / "lock"
         self._file_lock: FileLock | None = None
-        self._desc_cache: dict[str, tuple[int, int, int, str | None]] = {}
+        self._desc_cache: dict[str, tuple[tuple[int, int, int, int], str | None]] = {}
         self._swept = False
         if sweep_now:
             self._sweep_temps()
@@ -745,13 +745,14 @@ class Store:
     def _described(self, node: Node, folders: _LastFolder) -> str | None:
         key = node.virtual
         cached = self._desc_cache.get(key)
-        if cached is not None and cached[:3] == (node.ino, node.mtime_ns, node.size):
-            return cached[3]
+        stamp = (node.ino, node.mtime_ns, node.ctime_ns, node.size)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
         try:
             desc = self._head_description(folders.handle(node.parts[:-1]), node.name)
         except OSError:
             desc = None  # replaced or removed since the walk saw it
-        self._desc_cache[key] = (node.ino, node.mtime_ns, node.size, desc)
+        self._desc_cache[key] = (stamp, desc)
         return desc
 
     @staticmethod

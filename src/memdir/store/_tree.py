@@ -73,6 +73,9 @@ class Node:
     mtime_ns: int
     ino: int
     mode: int
+    ctime_ns: int
+    """The inode's change time: unlike ``mtime_ns``, no process can set it back, so a
+    cache keyed on it sees an edit made in place with the size and mtime restored."""
 
     @property
     def virtual(self) -> str:
@@ -231,7 +234,7 @@ def _scan(
             continue  # gone meanwhile
         kind = _kind(entry.name, st, in_hidden, names)
         node = Node((*parts, entry.name), kind, depth + 1, st.st_size, st.st_mtime_ns,
-                    st.st_ino, st.st_mode)
+                    st.st_ino, st.st_mode, st.st_ctime_ns)
         if kind != "dir":
             files.append(node)
             continue

@@ -2,7 +2,7 @@
 
 The files are the truth; the index is a cache of them. A search first checks
 whether the files may have changed: it takes a fingerprint of the store (every
-markdown file's path, inode, mtime and size, from one directory walk) and
+markdown file's path, inode, mtime, change time and size, from one directory walk) and
 rebuilds the index when it differs from the one the index was built from. That
 walk costs one ``stat`` per file (tens of milliseconds at 5,000 files), so it is
 skipped while the store's :attr:`~memdir.store.Store.generation` (changes made
@@ -68,8 +68,10 @@ RESCAN_SECONDS: Final = 2.0
 """Longest time a search trusts its last walk of the files when memdir made no change."""
 INDEX_FILE: Final = "bm25-index.npz"
 """The saved term counts, in the store's state folder."""
-_FORMAT: Final = 1
-"""Version of the saved file and of what :func:`index_text` indexes; bump on change."""
+_FORMAT: Final = 2
+"""Version of the saved file and of what :func:`index_text` indexes; bump on change.
+
+2 keeps each file's change time beside its mtime (a format-1 file is replaced)."""
 _SAVE_AFTER: Final = 32
 """Save again once this many files were tokenized since the last save (or load)."""
 _log = logging.getLogger(__name__)
@@ -128,6 +130,8 @@ class _FileKey:
     virtual: str
     ino: int
     mtime_ns: int
+    ctime_ns: int
+    """An edit in place that keeps the size and puts the mtime back still moves this."""
     size: int
 
 
@@ -137,7 +141,8 @@ def _scan(store: Store) -> list[_FileKey]:
         nodes = store.tree()
     except StoreError:
         return []
-    out = [_FileKey(n.virtual, n.ino, n.mtime_ns, n.size) for n in nodes if n.kind == "memory"]
+    out = [_FileKey(n.virtual, n.ino, n.mtime_ns, n.ctime_ns, n.size) for n in nodes
+           if n.kind == "memory"]
     out.sort(key=lambda k: k.virtual)
     return out
 
@@ -262,7 +267,8 @@ class FileIndex:
             "format": _FORMAT,
             "stemmer": self.tokenizer.stemmer,
             "vocab": list(self._vocab),
-            "files": [[k.virtual, k.ino, k.mtime_ns, k.size, d.length] for k, d in entries],
+            "files": [[k.virtual, k.ino, k.mtime_ns, k.ctime_ns, k.size, d.length]
+                      for k, d in entries],
         }
         empty = np.zeros(0, dtype=np.int64)
         header = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
@@ -291,27 +297,35 @@ class FileIndex:
     def _load(self, source: Path) -> None:
         """Take the term counts saved in ``source``, or ignore it (with a warning) if unusable."""
         try:
-            with np.load(source, allow_pickle=False) as saved:
-                meta = json.loads(saved["meta"].tobytes().decode("utf-8"))
-                sizes = saved["sizes"]
-                ids = saved["ids"].astype(np.int64)
-                counts = saved["counts"].astype(np.int64)
+            saved = _read_saved(source)
+            meta = json.loads(saved["meta"].tobytes().decode("utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError("its header is not a mapping")
+            sizes = saved["sizes"].astype(np.int64)
+            ids = saved["ids"].astype(np.int64)
+            counts = saved["counts"].astype(np.int64)
             if meta.get("format") != _FORMAT or meta.get("stemmer") != self.tokenizer.stemmer:
                 return  # made by another version or tokenizer: replaced at the next save
             vocab, files = meta["vocab"], meta["files"]
-            fits = len(files) == len(sizes) and int(sizes.sum()) == len(ids) == len(counts)
+            if not isinstance(files, list) or not isinstance(vocab, list) or not all(
+                    isinstance(term, str) for term in vocab):
+                raise ValueError("its header's vocab or files is not a list")
+            fits = (len(files) == len(sizes) and int(sizes.sum()) == len(ids) == len(counts)
+                    and (not len(sizes) or int(sizes.min()) >= 0))
             if not fits or (len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(vocab))):
                 raise ValueError("its arrays do not fit together")
             bounds = np.cumsum(sizes)[:-1]
             terms: dict[str, tuple[_FileKey, DocTerms]] = {}
             pieces = zip(np.split(ids, bounds), np.split(counts, bounds), strict=True) \
                 if files else iter(())
-            for (virtual, ino, mtime_ns, size, length), (i, c) in zip(files, pieces, strict=True):
-                key = _FileKey(virtual, int(ino), int(mtime_ns), int(size))
+            for (virtual, ino, mtime_ns, ctime_ns, size, length), (i, c) in zip(
+                    files, pieces, strict=True):
+                key = _FileKey(virtual, int(ino), int(mtime_ns), int(ctime_ns), int(size))
                 terms[virtual] = (key, DocTerms(i, c, int(length)))
         except FileNotFoundError:
             return
-        except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+        except (OSError, EOFError, ValueError, KeyError, TypeError, RecursionError,
+                zipfile.BadZipFile) as exc:
             _log.warning("ignoring the saved search index %s (%s); rebuilding it", source, exc)
             return
         self._vocab = {term: i for i, term in enumerate(vocab)}
@@ -402,6 +416,55 @@ def _read(store: Store, virtual: str) -> str:
 
 _INDEXES: OrderedDict[Path, FileIndex] = OrderedDict()
 _INDEXES_LOCK = threading.Lock()
+
+
+_ARRAYS: Final = ("meta", "sizes", "ids", "counts")
+
+
+def _read_saved(source: Path) -> dict[str, np.ndarray]:
+    """The four arrays of a saved index, each checked against the bytes holding it first.
+
+    The index is saved uncompressed (``np.savez``), so none of its arrays can unpack to
+    more bytes than the whole file has, and each array's header must ask for no more
+    than its own bytes hold: a crafted file (a deflate bomb, a header claiming a
+    billion entries) is refused before any memory is given to it, where ``np.load``
+    would allocate what the header asks and then read.
+
+    Raises:
+        ValueError: An array is missing, unpacks past the file's size, is not a flat
+            array of integers, or its header asks for more than its bytes hold.
+        zipfile.BadZipFile: The file is not a zip archive.
+    """
+    limit = source.stat().st_size
+    arrays: dict[str, np.ndarray] = {}
+    with zipfile.ZipFile(source) as archive:
+        for name in _ARRAYS:
+            try:
+                info = archive.getinfo(name + ".npy")
+            except KeyError:
+                raise ValueError(f"it has no {name} array") from None
+            if info.file_size > limit:
+                raise ValueError(f"its {name} array unpacks to {info.file_size:,} bytes, "
+                                 f"more than the file's {limit:,}")
+            with archive.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                else:
+                    raise ValueError(f"its {name} array has format {version}, not 1.0 or 2.0")
+                if len(shape) != 1 or dtype.kind not in "iu":
+                    raise ValueError(f"its {name} array is not a flat array of integers")
+                need = shape[0] * dtype.itemsize
+                if need > info.file_size:
+                    raise ValueError(f"its {name} array asks for {need:,} bytes and holds "
+                                     f"{info.file_size:,}")
+                data = member.read(need)
+            if len(data) != need:
+                raise ValueError(f"its {name} array is cut short")
+            arrays[name] = np.frombuffer(data, dtype=dtype)
+    return arrays
 
 
 def index_for(store: Store) -> FileIndex:

@@ -70,8 +70,8 @@ _MAX_LISTED: Final = 30
 _WATCH_SECONDS: Final = 0.25
 """How often a running command's store is measured against a quota."""
 
-_Tree = dict[str, tuple[str, int, int]]
-"""Entries under the root by relative path: kind, mtime (ns), size."""
+_Tree = dict[str, tuple[str, int, int, int]]
+"""Entries under the root by relative path: kind, mtime (ns), size, change time (ns)."""
 
 _INSTALL_HINT: Final = (
     "No confined shell is available on this machine: bubblewrap (`bwrap`) is not "
@@ -241,10 +241,13 @@ async def _run(
 
 
 def _tree(store: Store) -> _Tree:
-    """Every entry of the store (hidden ones too, its own state not): kind, mtime, size."""
+    """Every entry of the store (hidden ones too, its own state not): kind, mtime, size.
+
+    And the change time: a command can put an mtime back, never a change time.
+    """
     kinds = {"dir": "dir", "link": "link", "special": "special"}
     return {
-        "/".join(n.parts): (kinds.get(n.kind, "file"), n.mtime_ns, n.size)
+        "/".join(n.parts): (kinds.get(n.kind, "file"), n.mtime_ns, n.size, n.ctime_ns)
         for n in store.tree(hidden=True)
     }
 
@@ -252,7 +255,7 @@ def _tree(store: Store) -> _Tree:
 def _shape_findings(tree: _Tree) -> list[Finding]:
     """Defects ``lint_store`` does not see: links, special files, hidden entries."""
     found = []
-    for rel, (kind, _, _) in sorted(tree.items()):
+    for rel, (kind, *_) in sorted(tree.items()):
         path = f"/memories/{rel}"
         if kind == "link":
             found.append(Finding(path, "symlink", "Symbolic links are not allowed in the "
