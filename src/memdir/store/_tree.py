@@ -68,6 +68,8 @@ class Node:
     mtime_ns: int
     ino: int
     mode: int
+    ctime_ns: int = 0
+    """Inode change time: moves on with any change, and cannot be set back."""
 
     @property
     def virtual(self) -> str:
@@ -162,6 +164,88 @@ def walk_tree(
     return out
 
 
+def nodes_at(
+    root_fd: int, parts: tuple[str, ...], *, names: NamePolicy = MARKDOWN
+) -> list[Node]:
+    """The entry at ``parts``, or for a folder every visible entry below it; [] if gone.
+
+    For a reader of a change feed (:mod:`memdir.store._feed`): the state now of one
+    path the feed named. Nothing is followed; a link is reported as a link.
+    """
+    if not parts:
+        return walk_tree(root_fd, names=names)
+    try:
+        parent = open_dir(root_fd, parts[:-1])
+    except OSError:
+        return []
+    try:
+        st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+    except OSError:
+        return []
+    finally:
+        os.close(parent)
+    hidden = any(p.startswith(".") for p in parts)
+    kind = _kind(parts[-1], st, hidden, names)
+    if kind != "dir":
+        return [Node(parts, kind, len(parts), st.st_size, st.st_mtime_ns, st.st_ino,
+                     st.st_mode, st.st_ctime_ns)]
+    if hidden:
+        return []
+    try:
+        return walk_tree(root_fd, parts, names=names)
+    except OSError:
+        return []  # replaced by something else meanwhile: the feed names it again
+
+
+def memory_files(
+    root_fd: int, names: NamePolicy = MARKDOWN
+) -> list[tuple[tuple[str, ...], os.stat_result]]:
+    """Every memory file below the root with its ``lstat``, in no particular order.
+
+    The same files as the ``memory`` nodes of :func:`walk_tree`, found in a third
+    of its time (no sorting, no node per entry): the walk a search index makes to
+    check its saved fingerprints. Nothing is followed.
+    """
+    found: list[tuple[tuple[str, ...], os.stat_result]] = []
+    stack: list[tuple[int, tuple[str, ...]]] = [(os.dup(root_fd), ())]
+    try:
+        while stack:
+            fd, parts = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if name.startswith("."):
+                            continue  # hidden, the store's own state, temporary files
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue  # gone meanwhile
+                        if stat.S_ISDIR(st.st_mode):
+                            try:
+                                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                            except OSError:
+                                continue
+                            stack.append((child, (*parts, name)))
+                        elif stat.S_ISREG(st.st_mode) and names.is_file_name(name) \
+                                and _encodable(name):
+                            found.append(((*parts, name), st))
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+    return found
+
+
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _open_child(parent: _Handle, name: str, open_handles: list[_Handle]) -> _Handle | None:
     try:
         fd = os.open(name, _DIR_FLAGS, dir_fd=parent.fd)
@@ -209,7 +293,7 @@ def _scan(
             continue  # gone meanwhile
         kind = _kind(entry.name, st, in_hidden, names)
         node = Node((*parts, entry.name), kind, depth + 1, st.st_size, st.st_mtime_ns,
-                    st.st_ino, st.st_mode)
+                    st.st_ino, st.st_mode, st.st_ctime_ns)
         if kind != "dir":
             files.append(node)
             continue
