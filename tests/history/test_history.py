@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -87,9 +87,10 @@ def test_verify_replays_every_step(history: History) -> None:
 class _LossyHistory(History):
     """Rebuilds states but drops one file: verify must notice."""
 
-    def _write_state(self, ref: int | str, target: Path) -> None:
-        super()._write_state(ref, target)
-        for path in sorted(target.rglob("b.md")):
+    def _apply(self, folder: Path, changed: Mapping[str, str | None],
+               files: dict[str, str]) -> None:
+        super()._apply(folder, changed, files)
+        for path in sorted(folder.rglob("b.md")):
             path.unlink()
 
 
@@ -206,34 +207,17 @@ def test_verify_names_a_file_a_snapshot_left_out(history: History) -> None:
     assert history.verify().ok
 
 
-def _plant_deep_file(root: Path, levels: int, text: str) -> None:
-    """A file ``levels`` folders down, made as bash would (no store checks on depth)."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(levels):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir("d", dir_fd=fd)
-            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        out = os.open("x.md", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=fd)
-        os.write(out, text.encode())
-        os.close(out)
-    finally:
-        os.close(fd)
-
-
 def test_a_tree_a_thousand_levels_deep_is_verified_rebuilt_and_restored(
-    history: History, tmp_path: Path
+    history: History, tmp_path: Path, plant_deep: Callable[..., str]
 ) -> None:
     store = history.store
-    _plant_deep_file(store.root, 1000, _doc("x", "deep"))
+    deep = plant_deep(store.root, 1000, "x.md", _doc("x", "deep").encode())
     history.snapshot("deep")
-    deep = "/memories/" + "d/" * 1000 + "x.md"
     assert history.read_state(-1)[deep] == _doc("x", "deep")
     assert history.verify().ok
     rebuilt = history.checkout_to(-1, tmp_path / "rebuilt")
     assert deep in rebuilt.capture()[0]
+    plant_deep(rebuilt.root, 1, "gone.md", b"")  # so the rebuilt tree is removed too
     store.reset_to({})
     history.restore(-1)
     assert store.capture()[0][deep] == _doc("x", "deep").encode()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -104,22 +105,15 @@ def test_a_closed_feed_says_everything(store: Store, feed: ChangeFeed) -> None:
     assert feed.poll().everything and feed.poll().everything
 
 
-def test_a_deep_tree_is_watched_through_handles(store: Store) -> None:
+def test_a_deep_tree_is_watched_through_handles(
+    store: Store, plant_deep: Callable[..., str]
+) -> None:
     # Deeper than PATH_MAX allows as one path: watches are added through folder handles.
-    fd = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(600):
-            os.mkdir("dddddddd", dir_fd=fd)
-            child = os.open("dddddddd", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        feed = ChangeFeed(store.root)
-        if not feed.live:
-            pytest.skip("inotify is not available here")
-        feed.poll()
-        out = os.open("x.md", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
-        os.close(out)
-    finally:
-        os.close(fd)
+    plant_deep(store.root, 600, "first.md", b"x", folder="dddddddd")
+    feed = ChangeFeed(store.root)
+    if not feed.live:
+        pytest.skip("inotify is not available here")
+    feed.poll()
+    plant_deep(store.root, 600, "x.md", b"y", folder="dddddddd")
     changes = feed.poll()
     assert [len(p) for p in changes.paths] == [601]

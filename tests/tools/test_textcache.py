@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from memdir.store import Store
@@ -78,7 +79,8 @@ def test_files_past_the_limit_are_read_each_time_and_still_found(store: Store) -
     cache = TextCache(store, limit=200)
     try:
         first = cache.files()
-        assert [v for v, _ in first] == sorted(n.virtual for n in store.tree() if n.kind == "memory")
+        walked = sorted(n.virtual for n in store.tree() if n.kind == "memory")
+        assert [v for v, _ in first] == walked
         assert all(data is not None for _, data in first)
         reads = cache.reads
         again = cache.files()
@@ -89,19 +91,10 @@ def test_files_past_the_limit_are_read_each_time_and_still_found(store: Store) -
         cache.close()
 
 
-def test_a_store_deeper_than_a_path_can_be_is_searched(tmp_path: Path) -> None:
+def test_a_store_deeper_than_a_path_can_be_is_searched(
+    tmp_path: Path, plant_deep: Callable[..., str]
+) -> None:
     store = Store(tmp_path / "s", create=True)
-    fd = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(600):
-            os.mkdir("dddddddd", dir_fd=fd)
-            child = os.open("dddddddd", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        out = os.open("x.md", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
-        os.write(out, _md("x", "deep needle").encode())
-        os.close(out)
-    finally:
-        os.close(fd)
+    plant_deep(store.root, 600, "x.md", _md("x", "deep needle").encode(), folder="dddddddd")
     hits = _hits(store, "needle")
     assert len(hits) == 1 and hits[0][0].count("/") == 602
