@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from memdir.cli._common import StoreArg, fail, json_errors, runnable
+from memdir.progress import Progress
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -38,6 +39,25 @@ def _history(ctx: typer.Context) -> History:
         except StoreError as exc:
             raise _guard(str(exc), ctx) from None
     return ctx.obj
+
+
+class _StepProgress:
+    """``step 12/1000 · 8s elapsed · ~10m left`` on stderr in a terminal, for a long replay."""
+
+    def __init__(self) -> None:
+        self.bar: Progress | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = Progress(total, label="step", done=done - 1)
+        self.bar.step()
+
+    def __enter__(self) -> _StepProgress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _guard(action: str, ctx: typer.Context) -> typer.Exit:
@@ -169,7 +189,8 @@ def checkout(
 def verify(ctx: typer.Context) -> None:
     """Rebuild every step in a scratch folder and check it against its snapshot."""
     try:
-        report = _history(ctx).verify()
+        with _StepProgress() as shown:
+            report = _history(ctx).verify(progress=shown)
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None
     for line in report.mismatches:
@@ -189,7 +210,9 @@ def table(
     from memdir.metrics import Measurer, measure_history, plot_trajectory
 
     try:
-        trajectory = measure_history(_history(ctx), measurer=Measurer(seed=seed))
+        with _StepProgress() as shown:
+            trajectory = measure_history(_history(ctx), measurer=Measurer(seed=seed),
+                                         progress=shown)
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None
     typer.echo(trajectory.to_csv() if as_csv else trajectory.to_markdown())
