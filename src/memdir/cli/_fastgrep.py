@@ -1,4 +1,4 @@
-"""``memdir grep`` without the command-line framework: the search itself, and a quick start.
+r"""``memdir grep`` without the command-line framework: the search itself, and a quick start.
 
 Building the typer application and coercing its arguments loads typer and
 pydantic, which costs several times what a search of a large store does. A call
@@ -6,14 +6,21 @@ whose arguments are plain (a store, a pattern, and only the options the
 command documents, each in its ordinary spelling) is parsed here and answered
 straight away; anything else (help, a usage mistake, an error of any kind) goes
 to the full command line, so what a user sees there is exactly the same. The
-grep command and this path print through :func:`grep_output`, one function.
+grep command and this path make their text with :func:`grep_output` and print
+it with :func:`emit`, as GNU grep would: a reader that closes the pipe early
+(``memdir grep ... | head -1``) ends the command quietly, by ``SIGPIPE`` as it
+ends grep (status 141 in a shell), and a character the output's encoding cannot
+show (``PYTHONIOENCODING=ascii``) is printed as a backslash escape (a JSON
+``\u`` escape in ``--json`` output, which stays valid JSON).
 """
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memdir.store import Store
 
-__all__ = ["grep_output", "run"]
+__all__ = ["emit", "grep_output", "run"]
 
 _ENV_PREFIX = "MEMDIR_"  # memdir.config.ENV_PREFIX, without importing the settings model
 _FLAGS = {"-i": "ignore_case", "--ignore-case": "ignore_case", "--json": "as_json"}
@@ -63,6 +70,47 @@ def grep_output(store: Store, pattern: str, path: str, max_results: int | None,
         return str(await tool(**args))
 
     return asyncio.run(call())
+
+
+def emit(text: str, *, as_json: bool = False) -> None:
+    r"""Print ``text`` and a newline on standard output, as grep prints its matches.
+
+    A closed pipe ends the process by ``SIGPIPE``, silently, as it ends GNU grep.
+    Characters the stream's encoding lacks are written as backslash escapes:
+    Python's (``\xe9``), or JSON's (``\u00e9``) when ``as_json``.
+    """
+    out = sys.stdout
+    if getattr(out, "errors", None) == "strict" and hasattr(out, "reconfigure"):
+        out.reconfigure(errors=_JSON_ESCAPES if as_json else "backslashreplace")
+    try:
+        out.write(text + "\n")
+        out.flush()
+    except BrokenPipeError:
+        _end_by_closed_pipe()
+
+
+def _json_escape(exc: UnicodeError) -> tuple[str, int]:
+    r"""An encoding error handler writing what cannot be encoded as JSON ``\u`` escapes."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    units = exc.object[exc.start:exc.end].encode("utf-16-be", "surrogatepass")
+    escaped = "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}"
+                      for i in range(0, len(units), 2))
+    return escaped, exc.end
+
+
+_JSON_ESCAPES = "memdir.json-escapes"
+codecs.register_error(_JSON_ESCAPES, _json_escape)
+
+
+def _end_by_closed_pipe() -> None:
+    """Stop the process as SIGPIPE stops grep: no message, status 128 + 13 to a shell."""
+    # Nothing may be flushed to the closed pipe at exit (that would print a traceback).
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    raise SystemExit(141)  # where there is no SIGPIPE (or it did not stop us)
 
 
 def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
@@ -127,6 +175,5 @@ def run(argv: Sequence[str]) -> bool:
         return False
     if "\x1b" in text:
         return False  # the full command line strips terminal escapes from piped output
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    emit(text, as_json=options["as_json"])
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
@@ -10,6 +11,9 @@ from memdir.cli._common import StoreArg, fail, json_errors, open_store
 from memdir.store import ROOT
 
 __all__ = ["grep", "register"]
+
+_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+"""Terminal colour and cursor sequences (the pattern click strips from piped output)."""
 
 
 @json_errors
@@ -47,15 +51,20 @@ def grep(
 
         memdir grep ./memories '^description:' --path /memories/people --json
     """
-    from memdir.cli._fastgrep import grep_output
+    import sys
+
+    from memdir.cli._fastgrep import emit, grep_output
     from memdir.store import StoreError
     from memdir.tools._spec import ToolError
 
     store = open_store(store_path, reads_only=True)
     try:
-        typer.echo(grep_output(store, pattern, path, max_results, ignore_case, as_json))
+        text = grep_output(store, pattern, path, max_results, ignore_case, as_json)
     except (ToolError, StoreError) as exc:
         fail(str(exc))
+    if "\x1b" in text and not sys.stdout.isatty():
+        text = _ANSI.sub("", text)  # as typer.echo does: no terminal escapes into a pipe
+    emit(text, as_json=as_json)
 
 
 def register(app: typer.Typer) -> None:

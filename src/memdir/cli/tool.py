@@ -25,10 +25,12 @@ def parse_call(text: str) -> tuple[str, dict[str, Any]]:
     Raises:
         ValueError: The text is not of that form (the message says what is wrong).
     """
-    try:
-        call = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the call is not valid JSON ({exc.msg} at char {exc.pos})") from None
+    from memdir.tools._arguments import read_json
+
+    try:  # as ToolSet.call reads arguments: any depth, any number, checked there
+        call = read_json(text)
+    except ValueError as exc:
+        raise ValueError(f"the call is {exc}") from None
     if not isinstance(call, dict):
         raise ValueError("the call must be a JSON object")
     unknown = set(call) - {"name", "arguments"}

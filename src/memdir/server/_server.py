@@ -7,10 +7,19 @@ call takes; a mistake the model can fix (a bad path, a missing file, a wrong
 argument) comes back as a tool result with ``isError`` set. A call of a tool the
 server does not offer is a protocol error instead, as the MCP specification asks:
 JSON-RPC ``-32602`` (invalid params), its message naming the tools there are.
+
+A tool that raises is a bug in memdir (``ToolSet.call`` turns every mistake a
+model can fix into an error result, and the fuzzing suite holds it to that).
+The server is the last place such a bug can be caught before the client sees
+the SDK's bare "Internal server error": it is logged with its traceback on the
+server's standard error and answered as an ``isError`` result that names the
+exception, so the client learns what broke and that retrying the same call
+will not help.
 """
 
 from __future__ import annotations
 
+import logging
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -19,10 +28,12 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from memdir.tools import ToolSet, ToolSpec
+from memdir.tools._limits import echo
 
 __all__ = ["SERVER_NAME", "build_server", "tool_annotations", "tool_declarations"]
 
 SERVER_NAME = "memdir"
+_LOG = logging.getLogger(__name__)
 
 _INSTRUCTIONS = (
     "A memory store of markdown files under /memories. Survey it with view on /memories "
@@ -70,6 +81,16 @@ def tool_declarations(toolset: ToolSet) -> list[types.Tool]:
     ]
 
 
+def _failed(name: str, exc: Exception) -> types.CallToolResult:
+    """The result of a call whose tool raised: what broke, and what the client can do."""
+    text = (
+        f"Error: memdir failed on this {name} call: {type(exc).__name__}: {echo(str(exc), 200)}. "
+        "This is a bug in memdir, not a mistake in the call; the server logged it. The same "
+        "call will fail again: try other arguments or another tool."
+    )
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
 def build_server(toolset: ToolSet, *, name: str = SERVER_NAME) -> Server[Any]:
     """An MCP server (the SDK's low-level ``Server``) offering ``toolset``.
 
@@ -90,10 +111,15 @@ def build_server(toolset: ToolSet, *, name: str = SERVER_NAME) -> Server[Any]:
         if params.name not in toolset.tools:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool: {params.name!r}. This server offers: "
+                message=f"Unknown tool: {echo(params.name)}. This server offers: "
                 f"{', '.join(toolset.tools)}.",
             )
-        result = await toolset.call(params.name, params.arguments or {})
+        try:
+            result = await toolset.call(params.name, params.arguments or {})
+        except Exception as exc:  # a bug: logged in full, and named to the client
+            _LOG.exception("memdir serve: the %s tool raised on a call; this is a bug in "
+                           "memdir, please report it with this traceback", params.name)
+            return _failed(params.name, exc)
         return types.CallToolResult(
             content=[types.TextContent(text=result.content)], is_error=result.is_error
         )

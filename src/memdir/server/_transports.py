@@ -17,16 +17,21 @@ import hmac
 import io
 import ipaddress
 import json
+import logging
 import os
+import re
 import sys
 import threading
 from typing import Any
 
 import anyio
+import mcp_types as types
 import uvicorn
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
@@ -45,6 +50,7 @@ MCP_PATH = "/mcp"
 _SHUTDOWN_SECONDS = 2
 """How long a stop (Ctrl-C, SIGTERM) waits for open HTTP requests before closing them."""
 _LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_LOG = logging.getLogger(__name__)
 
 
 class LoopbackError(ValueError):
@@ -206,15 +212,104 @@ class _StdinLines(anyio.AsyncFile[str]):
                 return
 
 
+_READABLE = (
+    "Send one JSON-RPC 2.0 message per line as UTF-8 JSON: no lone surrogate escapes "
+    "(\\ud800 without its pair), no NaN or Infinity, numbers of at most a few hundred "
+    "digits, nesting under 200 levels."
+)
+_LEADING_ID = re.compile(r'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
+                         r'(-?\d{1,18}|"[^"\\]{0,200}")\s*[,}]')
+
+
+def _unreadable_reply(exc: Exception) -> SessionMessage:
+    """The JSON-RPC error for a line the SDK could not read as a message.
+
+    The SDK drops such a line without an answer over stdio, so a client that sent
+    a request would wait for ever; over HTTP the same bytes get a 400. The reply
+    carries the request's id where it can be read, else ``null`` (as JSON-RPC asks
+    for a message that cannot be parsed).
+    """
+    detail, line, code = (str(exc).splitlines() or [""])[0][:300], None, types.PARSE_ERROR
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        detail = str(first["msg"])[:300]
+        line = first.get("input") if isinstance(first.get("input"), str) else None
+        if first["type"] != "json_invalid":  # JSON, but not a JSON-RPC message
+            code = types.INVALID_REQUEST
+    request_id: int | str | None = None
+    if line is not None and (found := _LEADING_ID.match(line)):
+        request_id = json.loads(found.group(1))
+    elif isinstance(exc, ValidationError):  # read as JSON: some error holds the whole object
+        for err in exc.errors():
+            given = err.get("input")
+            if isinstance(given, dict) and isinstance(given.get("id"), int | str) \
+                    and not isinstance(given.get("id"), bool):
+                request_id = given["id"]
+                break
+    error = types.ErrorData(
+        code=code, message=f"memdir serve could not read this message: {detail}. {_READABLE}"
+    )
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+class _Answering:
+    """The stdio read stream, answering every line the SDK could not parse.
+
+    The SDK hands such a line to the server as an exception, which drops it;
+    here it gets a JSON-RPC error instead (see :func:`_unreadable_reply`), and
+    only messages reach the server.
+    """
+
+    def __init__(self, inner: Any, replies: Any) -> None:
+        self._inner = inner
+        self._replies = replies
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last message (the SDK's context streams)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage:
+        """The next message; unreadable lines in between are answered."""
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                message: SessionMessage = item
+                return message
+            _LOG.warning("memdir serve: answered an unreadable message: %.300s", item)
+            await self._replies.send(_unreadable_reply(item))
+
+    def __aiter__(self) -> _Answering:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Close the underlying stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _Answering:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 async def run_stdio(server: Server[Any]) -> None:
     """Serve one client over this process's standard input and output.
 
     Cancelling it (Ctrl-C under :func:`anyio.run`) stops it at once, without
-    waiting for another line on standard input.
+    waiting for another line on standard input. A line that is not a readable
+    JSON-RPC message is answered with a parse error rather than dropped.
     """
     stdin = _StdinLines(sys.stdin.fileno())
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(_Answering(read_stream, write_stream), write_stream,
+                         server.create_initialization_options())
 
 
 def http_app(server: Server[Any], *, host: str, port: int, token: str | None) -> ASGIApp:

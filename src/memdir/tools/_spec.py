@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from memdir.store import StoreError
-from memdir.tools._limits import CallLimits, CallTimeoutError, cap_text, default_limits, run_bounded
+from memdir.tools._arguments import decode_arguments
+from memdir.tools._limits import (
+    CallLimits,
+    CallTimeoutError,
+    cap_text,
+    default_limits,
+    echo,
+    run_bounded,
+)
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
@@ -243,28 +251,27 @@ class ToolSet:
         spec = self.tools.get(name)
         if spec is None:
             known = ", ".join(self.tools)
-            return ToolResult(name, f"Error: there is no tool named {name!r}. Use one of: {known}.",
-                              True)
-        parsed = _parse_arguments(arguments)
+            return ToolResult(name, f"Error: there is no tool named {echo(name)}. Use one of: "
+                              f"{known}.", True)
+        limits = self.limits or default_limits()
+        parsed = decode_arguments(arguments)
         if isinstance(parsed, str):
-            return ToolResult(name, parsed, True)
+            return ToolResult(name, _capped(f"Error: invalid arguments for {name}: {parsed}.",
+                                            limits), True)
         from pydantic import ValidationError
 
         try:
             args = spec.args_model.model_validate(parsed)
         except ValidationError as exc:
-            return ToolResult(name, _explain(spec, exc), True)
+            return ToolResult(name, _capped(_explain(spec, exc), limits), True)
         kwargs = {key: getattr(args, key) for key in spec.args_model.model_fields}
-        limits = self.limits or default_limits()
         seconds = limits.seconds
         try:
             content = await run_bounded(
                 lambda: spec.fn(**kwargs), seconds, abandon=spec.read_only
             )
         except (ToolError, StoreError) as exc:
-            message = cap_text(f"Error: {exc}", limits.error_chars,
-                               "The rest of this message was left out.")
-            return ToolResult(name, message, True)
+            return ToolResult(name, _capped(f"Error: {exc}", limits), True)
         except CallTimeoutError:
             return ToolResult(name, _too_slow(name, seconds), True)
         hint = f"Ask {name} for less (a line range, a narrower path or query) to see the rest."
@@ -279,27 +286,20 @@ def _too_slow(name: str, seconds: float) -> str:
     )
 
 
-def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
-    if arguments is None:
-        return {}
-    if isinstance(arguments, str):
-        if not arguments.strip():
-            return {}
-        try:
-            value = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            return f"Error: the arguments are not valid JSON ({exc.msg} at char {exc.pos}). " \
-                "Send a JSON object."
-        if not isinstance(value, dict):
-            return "Error: the arguments must be a JSON object of parameter names to values."
-        return value
-    return dict(arguments)
+def _capped(message: str, limits: CallLimits) -> str:
+    return cap_text(message, limits.error_chars, "The rest of this message was left out.")
+
+
+def _shown(part: str | int) -> str:
+    """One step of an error's location: a long or unprintable name is quoted and cut."""
+    text = str(part)
+    return text if len(text) <= 60 and text.isprintable() else echo(text, 40)
 
 
 def _explain(spec: ToolSpec, exc: ValidationError) -> str:
     problems = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        where = ".".join(_shown(p) for p in err["loc"]) or "arguments"
         if err["type"] == "extra_forbidden":
             problems.append(f"{where}: unknown parameter")
         elif err["type"] == "missing":

@@ -29,7 +29,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from memdir.store import Store, StoreError
 from memdir.tools._anthropic_profile import AnthropicMemoryCommands
-from memdir.tools._limits import CallLimits, CallTimeoutError, cap_text, default_limits, run_bounded
+from memdir.tools._arguments import argument_problem
+from memdir.tools._limits import (
+    CallLimits,
+    CallTimeoutError,
+    cap_text,
+    default_limits,
+    echo,
+    run_bounded,
+)
 from memdir.tools._memory import MemoryCommands
 from memdir.tools._spec import ToolError, ToolSet, tool_spec
 
@@ -141,11 +149,13 @@ def parse_command(data: Any, *, ignore_unknown: bool = False) -> MemoryCommand:
     """
     if not isinstance(data, Mapping):
         raise ToolError("The memory tool input must be an object with a 'command' field.")
+    problem = argument_problem(data)  # what no command could take, as ToolSet.call refuses it
+    if problem is not None:
+        raise ToolError(f"Invalid memory command: {problem}.")
     command = data.get("command")
     if command not in _NAMES:
-        raise ToolError(
-            f"Unknown memory command {command!r}; use one of: {', '.join(_NAMES)}."
-        )
+        shown = echo(command) if isinstance(command, str) else type(command).__name__
+        raise ToolError(f"Unknown memory command {shown}; use one of: {', '.join(_NAMES)}.")
     if ignore_unknown:
         data = {key: value for key, value in data.items() if key in _BY_NAME[command].model_fields}
     try:
