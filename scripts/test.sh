@@ -9,6 +9,10 @@ uv sync --locked --extra alfworld
 if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq bubblewrap
 fi
+# ripgrep is an anchor of the grep rows of benchmarks/scale.py (beside GNU grep).
+if ! command -v rg >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq ripgrep
+fi
 # The MCP Inspector (the MCP project's reference client) checks `memdir serve` in
 # tests/server/test_inspector.py; those tests skip where npm is missing.
 if command -v npm >/dev/null 2>&1 && [ ! -x .cache/mcp-inspector/node_modules/.bin/mcp-inspector ]; then

@@ -102,3 +102,23 @@ def test_bad_input_exits_two(tmp_path: Path) -> None:
     assert "no history yet" in no_history.output
     depth = RUN.invoke(_app(), ["health", str(store.root), "--heading-depth", "deep"])
     assert depth.exit_code == 2
+
+
+def test_text_report_counts_alarms_by_kind_and_prints_only_the_first(tmp_path: Path) -> None:
+    store = Store(tmp_path / "memories", create=True)
+    for k in range(12):  # twelve dangling references, one near-duplicate pair
+        store.create(f"/memories/n{k}.md", fm(f"n{k}", f"note {k}")  # too short to compare
+                     + f"see /memories/gone-{k}.md\n")
+    text = "Alice plays the cello every evening with the orchestra in Lisbon.\n"
+    store.create("/memories/a.md", fm("a", "alice cello") + text)
+    store.create("/memories/b.md", fm("b", "alice cello again") + text)
+    result = RUN.invoke(_app(), ["health", str(store.root), "--max-alarms", "5"])
+    assert result.exit_code == 1
+    assert "Alarms (13: 12 dangling reference, 1 near-duplicate)" in result.output
+    assert result.output.count("  ! ") == 5
+    assert "... 8 more: --max-alarms 0 prints every one" in result.output
+    every = RUN.invoke(_app(), ["health", str(store.root), "--max-alarms", "0"])
+    assert every.output.count("  ! ") == 13
+    data = json.loads(RUN.invoke(_app(), ["health", str(store.root), "--json"]).output)
+    assert len(data["alarms"]) == 13
+    assert data["alarm_counts"] == {"dangling reference": 12, "near-duplicate": 1}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 import anyio
 from markupsafe import Markup, escape
@@ -163,12 +164,52 @@ async def search_page(browser: Browser, request: Request) -> HTMLResponse:
                         ignore_case=ignore_case, output=output, failed=failed)
 
 
+HEALTH_ROWS = 200
+"""Lint defects and alarms listed per health page; ``?page=`` shows the next ones."""
+
+
+def _pager(total: int, page: int, kind: str) -> dict[str, Any]:
+    """Which rows a page shows and the links to its neighbours (relative query URLs)."""
+    pages = max(1, -(-total // HEALTH_ROWS))
+    page = min(max(page, 1), pages)
+
+    def link(number: int) -> str:
+        return "?" + urlencode({k: v for k, v in (("kind", kind), ("page", number)) if v})
+
+    return {"page": page, "pages": pages, "start": (page - 1) * HEALTH_ROWS,
+            "stop": min(page * HEALTH_ROWS, total), "total": total,
+            "previous": link(page - 1) if page > 1 else None,
+            "next": link(page + 1) if page < pages else None}
+
+
 def health_page(browser: Browser, request: Request) -> HTMLResponse:
-    """Every lint defect and health alarm of the live store, each linking to its file."""
+    """The lint defects and health alarms of the live store, each linking to its file.
+
+    Paged: :data:`HEALTH_ROWS` of each per page (``?page=N``), with the alarms
+    counted by kind and ``?kind=`` showing one kind only, so the page stays small
+    however many alarms a large store raises.
+    """
     entry = browser.store(request.path_params["sid"])
     checks = checks_for(browser, entry, force=True)
     assert checks is not None
-    return browser.page("health.html", entry=entry, checks=checks,
+    kind = request.query_params.get("kind", "")
+    try:
+        page = int(request.query_params.get("page", "1"))
+    except ValueError:
+        raise HTTPException(400, "page= takes a page number such as 2") from None
+    counts: dict[str, int] = {}
+    for alarm in checks.alarms:
+        counts[alarm.kind] = counts.get(alarm.kind, 0) + 1
+    if kind and kind not in counts:
+        raise HTTPException(404, f"no {kind!r} alarm; the kinds raised are: "
+                                 f"{', '.join(counts) or 'none'}")
+    alarms = [a for a in checks.alarms if not kind or a.kind == kind]
+    findings = [] if kind else checks.findings
+    pager = _pager(max(len(alarms), len(findings)), page, kind)
+    return browser.page("health.html", entry=entry, checks=checks, kind=kind, counts=counts,
+                        alarms=alarms[pager["start"]:pager["stop"]], all_alarms=len(alarms),
+                        findings=findings[pager["start"]:pager["stop"]],
+                        all_findings=len(findings), pager=pager, rows=HEALTH_ROWS,
                         inline_limit=INLINE_CHECK_FILES)
 
 

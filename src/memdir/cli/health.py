@@ -57,7 +57,7 @@ def _trajectory(store: Store, measurer: Measurer) -> Trajectory:
         return measure_history(history, measurer=measurer, progress=advance)
 
 
-def _print_text(report: HealthReport, trajectory: Trajectory | None) -> None:
+def _print_text(report: HealthReport, trajectory: Trajectory | None, max_alarms: int) -> None:
     shape, tax = report.metrics.shape, report.metrics.taxonomy
     typer.echo("Panel A - shape")
     for key, value in shape.to_dict().items():
@@ -78,9 +78,14 @@ def _print_text(report: HealthReport, trajectory: Trajectory | None) -> None:
         typer.echo("Growth over the history")
         typer.echo(trajectory.to_markdown())
     if report.alarms:
-        typer.echo(f"Alarms ({len(report.alarms)})")
-        for alarm in report.alarms:
+        kinds = ", ".join(f"{n:,} {kind}" for kind, n in report.alarm_counts().items())
+        typer.echo(f"Alarms ({len(report.alarms):,}: {kinds})")
+        shown = report.alarms if max_alarms <= 0 else report.alarms[:max_alarms]
+        for alarm in shown:
             typer.echo(f"  ! {alarm}")
+        if len(shown) < len(report.alarms):
+            typer.echo(f"  ... {len(report.alarms) - len(shown):,} more: --max-alarms 0 prints "
+                       "every one, --json lists them all with their parts.")
     else:
         typer.echo("No alarms.")
 
@@ -115,13 +120,24 @@ def health(
         help="Descriptions below this cosine with their body are stale.")] = 0.02,
     max_lost: Annotated[float, typer.Option(
         help="Largest share of reference locators that may go missing.")] = 0.0,
+    max_alarms: Annotated[int, typer.Option(
+        help="Alarms printed in the text report (0: all); --json always lists every one.")
+    ] = 50,
 ) -> None:
     """Report a store's shape (Panel A) and taxonomy adherence (Panel B), with alarms.
 
     Alarms: dangling cross-references, near-duplicate content across files,
     descriptions that no longer match their file, subjects given conflicting
     undated values, and source locators lost since a reference (--against STEP or
-    --locators FILE). Exit status: 0 no alarm, 1 alarms raised, 2 bad input.
+    --locators FILE). The text report counts the alarms of each kind and prints
+    the first --max-alarms of them.
+
+    The work grows linearly with the store: near-duplicates are looked for only
+    among units that share rare words, and past 200 million unit-centroid
+    comparisons B3 is measured on a seeded sample of units (its size is in the
+    JSON as b3_units; see docs/metrics.md).
+
+    Exit status: 0 no alarm, 1 alarms raised, 2 bad input.
     """
     from memdir.metrics import (
         HeadingDepth,
@@ -163,7 +179,7 @@ def health(
     else:
         if tree:
             typer.echo(draw_tree_text(report.metrics.tree))
-        _print_text(report, trajectory)
+        _print_text(report, trajectory, max_alarms)
     raise typer.Exit(EXIT_HEALTHY if report.healthy else EXIT_ALARMS)
 
 

@@ -41,15 +41,16 @@ def tree_lines(top: str, entries: list[Entry]) -> list[str]:
         children.setdefault(entry.path.rsplit("/", 1)[0], []).append(entry)
     lines = [f"[bold blue]{escape(top)}/[/]"]
 
-    def draw(folder: str, prefix: str) -> None:
+    def pending(folder: str, prefix: str) -> list[tuple[Entry, str, bool]]:
         kids = children.get(folder, [])
-        for index, entry in enumerate(kids):
-            last = index == len(kids) - 1
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry)}")
-            if entry.is_dir:
-                draw(entry.path, prefix + ("    " if last else "│   "))
+        return [(e, prefix, k == len(kids) - 1) for k, e in enumerate(kids)][::-1]
 
-    draw(top, "")
+    stack = pending(top, "")
+    while stack:  # depth first with a stack: a thousand folders deep is drawn like three
+        entry, prefix, last = stack.pop()
+        lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry)}")
+        if entry.is_dir:
+            stack.extend(pending(entry.path, prefix + ("    " if last else "│   ")))
     return lines
 
 

@@ -64,6 +64,20 @@ class HealthReport:
         """True when no alarm was raised."""
         return not self.alarms
 
+    def alarm_counts(self) -> dict[str, int]:
+        """How many alarms of each kind were raised (kinds with none left out)."""
+        lost = self.lost
+        counts = {
+            "unreadable file": len(self.unreadable),
+            "dangling reference": len(self.metrics.shape.dangling),
+            "near-duplicate": len(self.duplicates),
+            "stale description": len(self.stale_descriptions),
+            "conflicting values": len(self.stale_facts),
+            "lost locators": int(lost is not None and lost.reference > 0
+                                 and lost.share > self.thresholds.max_lost_share),
+        }
+        return {kind: n for kind, n in counts.items() if n}
+
     def to_dict(self) -> dict[str, object]:
         """The report as a plain mapping for JSON."""
         lost = None
@@ -72,6 +86,7 @@ class HealthReport:
                     "share": self.lost.share}
         return {
             "healthy": self.healthy,
+            "alarm_counts": self.alarm_counts(),
             "alarms": self.alarms,
             "reading": self.reading,
             **self.metrics.to_dict(),

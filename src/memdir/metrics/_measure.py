@@ -142,6 +142,7 @@ def measure_store(store: Store, *, seed: int = 0, heading_depth: HeadingDepth = 
     measurer = measurer or Measurer(seed=seed, heading_depth=heading_depth)
     files = read_state(store, unreadable)
     summaries = {path: measurer.summary(_digest(text), text) for path, text in files.items()}
+    del files  # the summaries hold what the measures read; the texts need not stay too
     cache: dict[str, Document] = {}
 
     def resolve(ref: XRef) -> str | None:

@@ -106,36 +106,32 @@ def draw_tree_text(tree: StoreTree, *, descriptions: bool = True,
                    max_depth: int | None = None) -> str:
     """The combined tree as indented text, folders, files and headings alike."""
     lines = [tree.nodes[0].name]
-
-    def walk(node_id: int, prefix: str) -> None:
-        children = tree.nodes[node_id].children
-        for k, child_id in enumerate(children):
-            child = tree.nodes[child_id]
-            last = k == len(children) - 1
-            text = _display(child)
-            if descriptions and child.kind == "file" and child.description:
-                text += f"  ({child.description})"
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{text}")
-            if max_depth is None or child.depth < max_depth:
-                walk(child_id, prefix + ("    " if last else "│   "))
-
-    walk(0, "")
+    stack: list[tuple[int, str, bool]] = [(c, "", k == len(tree.nodes[0].children) - 1)
+                                          for k, c in enumerate(tree.nodes[0].children)][::-1]
+    while stack:  # depth first without recursion: a thousand levels draw like three
+        child_id, prefix, last = stack.pop()
+        child = tree.nodes[child_id]
+        text = _display(child)
+        if descriptions and child.kind == "file" and child.description:
+            text += f"  ({child.description})"
+        lines.append(f"{prefix}{'└── ' if last else '├── '}{text}")
+        if max_depth is None or child.depth < max_depth:
+            inner = prefix + ("    " if last else "│   ")
+            kids = child.children
+            stack.extend((c, inner, k == len(kids) - 1) for k, c in reversed(list(enumerate(kids))))
     return "\n".join(lines)
 
 
 def _rows(tree: StoreTree, headings: bool) -> list[Node]:
     """The nodes to draw in the order a file listing shows them (each parent above its children)."""
     order: list[Node] = []
-
-    def visit(node_id: int) -> None:
-        node = tree.nodes[node_id]
+    stack = [0]
+    while stack:
+        node = tree.nodes[stack.pop()]
         if node.kind == "heading" and not headings:
-            return
+            continue
         order.append(node)
-        for child in node.children:
-            visit(child)
-
-    visit(0)
+        stack.extend(reversed(node.children))
     return order
 
 

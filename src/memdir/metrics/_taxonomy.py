@@ -23,17 +23,23 @@ set of units sharing its parent node (its file, folder or enclosing heading).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 
 import numpy as np
 from scipy import sparse
 
+from memdir.metrics._pairs import similar_pairs
 from memdir.metrics._text import TfidfCache, cosine_rows
 from memdir.metrics._tree import StoreTree, Unit
 
 __all__ = ["Leak", "SiblingPair", "TaxonomyMetrics", "measure_taxonomy"]
 
 MIN_UNIT_CHARS = 40
+B3_BUDGET = 200_000_000
+"""Unit-centroid cosines B3 computes exactly before it samples units."""
+B3_MIN_SAMPLE = 4000
+"""The least number of units a sampled B3 compares (its standard error is then under 0.8
+percentage points)."""
+_HEAD_TERMS = 256
 _EPS = 1e-12
 _ROWS_PER_BLOCK = 2048
 
@@ -75,6 +81,8 @@ class TaxonomyMetrics:
     b4_spearman: float | None
     b4_pairs: int
     leaks: list[Leak] = field(default_factory=list)
+    b3_units: int = 0
+    """Units B3 compared with every centroid: all of them, or its seeded sample."""
 
     def to_dict(self) -> dict[str, object]:
         """A plain mapping for JSON."""
@@ -85,50 +93,142 @@ def _label_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-@lru_cache(maxsize=256)
-def _pairs_of(size: int) -> tuple[np.ndarray, np.ndarray]:
-    left, right = np.triu_indices(size, k=1)
-    return left, right
+def _sibling_groups(tree: StoreTree) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Nodes with two or more children, and for each child row (node id - 1) its group.
 
-
-def _sibling_pairs(tree: StoreTree) -> tuple[list[int], np.ndarray, np.ndarray]:
-    """Internal nodes with two or more children, and all their child pairs (node ids)."""
+    Returns:
+        The parents (node ids, in node order), the child rows, and each row's
+        group (its parent's position in the first list).
+    """
     parents: list[int] = []
-    left: list[np.ndarray] = []
-    right: list[np.ndarray] = []
+    rows: list[int] = []
+    owner: list[int] = []
     for node in tree.nodes:
         if len(node.children) < 2:
             continue
-        a, b = _pairs_of(len(node.children))
-        children = np.asarray(node.children)
+        owner.extend([len(parents)] * len(node.children))
         parents.append(node.id)
-        left.append(children[a])
-        right.append(children[b])
-    if not parents:
-        return [], np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return parents, np.concatenate(left), np.concatenate(right)
+        rows.extend(c - 1 for c in node.children)  # the root has no row: row r is node r + 1
+    return parents, np.asarray(rows, np.int64), np.asarray(owner, np.int64)
+
+
+def _first_two(keys: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each key held by two or more rows, its two smallest rows."""
+    if len(keys) < 2:
+        empty = np.zeros(0, np.int64)
+        return empty, empty
+    order = np.lexsort((rows, keys))
+    keys, rows = keys[order], rows[order]
+    same = np.flatnonzero(keys[1:] == keys[:-1])
+    heads = same[np.concatenate([[True], keys[same[1:]] != keys[same[:-1]]])] if len(same) \
+        else same
+    return rows[heads], rows[heads + 1]
+
+
+def _row_keys(matrix: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
+    """A key per row such that two rows share one exactly when their entries are identical."""
+    seen: dict[bytes, int] = {}
+    out = np.empty(len(rows), np.int64)
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    for k, r in enumerate(rows.tolist()):
+        lo, hi = indptr[r], indptr[r + 1]
+        key = indices[lo:hi].tobytes() + b"|" + data[lo:hi].tobytes()
+        out[k] = seen.setdefault(key, len(seen))
+    return out
+
+
+def _b1_worst(tree: StoreTree, matrix: sparse.csr_matrix, rows: np.ndarray, owner: np.ndarray,
+              empty: np.ndarray) -> tuple[int, int, float]:
+    """The most alike sibling pair (rows ``a < b``) and its distance, as all pairs would find it.
+
+    Of the pairs at the least distance, the first in the order of the all-pairs
+    enumeration wins (parents in node order, then child pairs in order). Rows with
+    identical vectors are grouped first and only the earliest of each group is
+    searched further (any pair through a later copy has the same distance and
+    comes later); pairs of empty labels that read the same count as identical.
+    """
+    nonempty = ~empty[rows]
+    vector_key = _row_keys(matrix, rows[nonempty])
+    cand_a, cand_b = [], []
+    a, b = _first_two(owner[nonempty] * (len(rows) + 1) + vector_key, rows[nonempty])
+    cand_a.append(a)
+    cand_b.append(b)
+    text_ids: dict[str, int] = {}
+    empty_rows = rows[~nonempty]
+    text_key = np.array([text_ids.setdefault(_label_key(tree.nodes[r + 1].label), len(text_ids))
+                         for r in empty_rows.tolist()], np.int64)
+    ea, eb = _first_two(owner[~nonempty] * (len(rows) + 1) + text_key, empty_rows)
+    # representatives: the earliest row of each (group, vector)
+    rep_mask = np.zeros(len(vector_key), bool)
+    if len(vector_key):
+        order = np.lexsort((rows[nonempty], vector_key, owner[nonempty]))
+        keys = (owner[nonempty] * (len(rows) + 1) + vector_key)[order]
+        rep_mask[order[np.concatenate([[True], keys[1:] != keys[:-1]])]] = True
+    reps = rows[nonempty][rep_mask]
+    group_of = np.full(matrix.shape[0], -1, np.int64)
+    group_of[rows] = owner
+    sub = matrix[reps]
+    # A known pair at (nearly) cosine 1 leaves only pairs as close to look for; else
+    # look at ever lower cosines until some pair is found (the last pass: any shared term).
+    top = 1.0 if len(ea) else float(cosine_rows(matrix, a, b).max()) if len(a) else None
+    thresholds = [top - 1e-9] if top is not None else [0.9, 0.6, 0.3, 0.1, 1e-12]
+    for threshold in thresholds:
+        pa, pb, _ = similar_pairs(sub, threshold, groups=group_of[reps])
+        cand_a.append(reps[pa])
+        cand_b.append(reps[pb])
+        if len(pa):
+            break
+    a, b = np.concatenate(cand_a), np.concatenate(cand_b)
+    distance = 1.0 - np.clip(cosine_rows(matrix, a, b), 0.0, 1.0)
+    a, b = np.concatenate([a, ea]), np.concatenate([b, eb])
+    distance = np.concatenate([distance, np.zeros(len(ea))])
+    if len(a) == 0:  # no two siblings share a word: every pair is at distance 1
+        first = np.flatnonzero(owner == 0)[:2]
+        return int(rows[first[0]]), int(rows[first[1]]), 1.0
+    best = distance.min()
+    tied = np.flatnonzero(distance == best)
+    pick = tied[np.lexsort((b[tied], a[tied], group_of[a[tied]]))[0]]
+    return int(a[pick]), int(b[pick]), float(best)
 
 
 def _b1(tree: StoreTree, labels: TfidfCache) -> tuple[float | None, float | None,
                                                       SiblingPair | None, int]:
-    parents, left, right = _sibling_pairs(tree)
+    """B1 in one pass over the nodes: the mean from group sums, the minimum by pair search.
+
+    The sum of cosines over a group's pairs is ``(|sum of rows|^2 - sum of |row|^2) / 2``
+    for unit rows, so the mean distance of every node needs no pair at all; the
+    worst pair is found by :func:`_b1_worst`.
+    """
+    parents, rows, owner = _sibling_groups(tree)
     if not parents:
         return None, None, None, 0
-    # the root has no label and is nobody's child: row r holds node r + 1
     matrix = labels.matrix([n.label for n in tree.nodes[1:]])
-    sim = cosine_rows(matrix, left - 1, right - 1)
     empty = np.asarray(matrix.getnnz(axis=1) == 0)
-    for k in np.nonzero(empty[left - 1] & empty[right - 1])[0].tolist():
-        same = _label_key(tree.nodes[left[k]].label) == _label_key(tree.nodes[right[k]].label)
-        sim[k] = 1.0 if same else 0.0
-    distance = 1.0 - np.clip(sim, 0.0, 1.0)
-    sizes = np.array([len(tree.nodes[p].children) for p in parents])
-    owner = np.repeat(np.arange(len(parents)), sizes * (sizes - 1) // 2)
-    node_means = np.bincount(owner, weights=distance) / np.bincount(owner)
-    k = int(np.argmin(distance))
-    worst = SiblingPair(tree.nodes[parents[owner[k]]].path, tree.nodes[left[k]].path,
-                        tree.nodes[right[k]].path, float(distance[k]))
+    sums = _group_sums(matrix[rows], owner, len(parents))
+    norms = np.bincount(owner, weights=np.asarray(
+        matrix[rows].multiply(matrix[rows]).sum(axis=1)).ravel(), minlength=len(parents))
+    cos_sum = (np.asarray(sums.multiply(sums).sum(axis=1)).ravel() - norms) / 2.0
+    same_empty = np.zeros(len(parents))
+    for (group, _), count in _count_empty(tree, rows, owner, empty).items():
+        same_empty[group] += count * (count - 1) / 2.0
+    sizes = np.bincount(owner, minlength=len(parents)).astype(np.float64)
+    pairs = sizes * (sizes - 1) / 2.0
+    node_means = 1.0 - np.clip((cos_sum + same_empty) / pairs, 0.0, 1.0)
+    a, b, distance = _b1_worst(tree, matrix, rows, owner, empty)
+    parent = tree.nodes[a + 1].parent
+    worst = SiblingPair(tree.nodes[parent].path, tree.nodes[a + 1].path, tree.nodes[b + 1].path,
+                        distance)
     return float(node_means.mean()), worst.distinguishability, worst, len(parents)
+
+
+def _count_empty(tree: StoreTree, rows: np.ndarray, owner: np.ndarray, empty: np.ndarray
+                 ) -> dict[tuple[int, str], int]:
+    """How many labels without a word read the same, per group and text."""
+    counts: dict[tuple[int, str], int] = {}
+    for r, g in zip(rows[empty[rows]].tolist(), owner[empty[rows]].tolist(), strict=True):
+        key = (g, _label_key(tree.nodes[r + 1].label))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def _group_sums(matrix: sparse.csr_matrix, groups: np.ndarray, count: int) -> sparse.csr_matrix:
@@ -157,28 +257,67 @@ def _b2(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix
     return same_mean / cross_mean, same_mean, cross_mean
 
 
+def _head_terms(sums: sparse.csr_matrix, count: int) -> np.ndarray:
+    """The ``count`` terms held by the most groups (where a dense product is cheapest)."""
+    held = np.bincount(sums.indices, minlength=sums.shape[1])
+    count = min(count, int(np.count_nonzero(held)))
+    return np.sort(np.argsort(-held, kind="stable")[:count])
+
+
+def _b3_units(n: int, groups: int, budget: int, seed: int) -> np.ndarray:
+    """The units B3 compares with every centroid: all, or a seeded sample within ``budget``."""
+    if n * groups <= budget:
+        return np.arange(n)
+    size = min(n, max(B3_MIN_SAMPLE, budget // groups))
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n, size=size, replace=False))
+
+
 def _b3(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, groups: np.ndarray,
-        parents: list[int], sums: sparse.csr_matrix) -> tuple[float | None, list[Leak]]:
+        parents: list[int], sums: sparse.csr_matrix, *, budget: int, seed: int
+        ) -> tuple[float | None, list[Leak], int]:
+    """B3 over every unit, or over a seeded sample of them past ``budget`` unit-centroid cosines.
+
+    Each chosen unit is compared with every centroid exactly. The terms most
+    groups hold go through one dense product, the rest through a sparse one, and
+    units are taken in blocks so the cosines held at once stay near four million.
+
+    Returns:
+        The leaking share of the chosen units, their leaks, and how many were chosen.
+    """
     if len(parents) < 2:
-        return None, []
+        return None, [], 0
+    chosen = _b3_units(len(units), len(parents), budget, seed)
     lengths = np.sqrt(np.asarray(sums.multiply(sums).sum(axis=1)).ravel())
     scale = np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0)
+    head = _head_terms(sums, _HEAD_TERMS)
+    dense_head = sums[:, head].toarray().T  # terms x groups
+    in_head = np.zeros(sums.shape[1], bool)
+    in_head[head] = True
+    tail = sums.tocsc()
+    tail = tail[:, np.flatnonzero(~in_head)].T.tocsr()  # tail terms x groups
+    tail_terms = np.flatnonzero(~in_head)
+    block_rows = max(1, min(_ROWS_PER_BLOCK, 4_000_000 // len(parents)))
     leaks: list[Leak] = []
-    for start in range(0, len(units), _ROWS_PER_BLOCK):
-        block = (matrix[start : start + _ROWS_PER_BLOCK] @ sums.T).toarray() * scale
-        own_cols = groups[start : start + _ROWS_PER_BLOCK]
-        rows = np.arange(len(own_cols))
-        own = block[rows, own_cols]
-        block[rows, own_cols] = -np.inf
+    for start in range(0, len(chosen), block_rows):
+        picked = chosen[start : start + block_rows]
+        rows = matrix[picked]
+        block = rows[:, head].toarray() @ dense_head
+        block += (rows[:, tail_terms] @ tail).toarray()
+        block *= scale
+        own_cols = groups[picked]
+        at = np.arange(len(picked))
+        own = block[at, own_cols]
+        block[at, own_cols] = -np.inf
         best = block.argmax(axis=1)
-        other = block[rows, best]
+        other = block[at, best]
         for r in np.nonzero(other > own + _EPS)[0]:
-            unit = units[start + r]
+            unit = units[picked[r]]
             leaks.append(Leak(unit.key, tree.nodes[parents[own_cols[r]]].path,
                               tree.nodes[parents[best[r]]].path,
                               float(own[r]), float(other[r])))
     leaks.sort(key=lambda leak: (-(leak.other_cosine - leak.own_cosine), leak.unit))
-    return len(leaks) / len(units), leaks
+    return len(leaks) / len(chosen), leaks, len(chosen)
 
 
 def _sample_pairs(n: int, max_pairs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -201,21 +340,29 @@ def _sample_pairs(n: int, max_pairs: int, seed: int) -> tuple[np.ndarray, np.nda
             return chosen // n, chosen % n
 
 
+def _lowest_common(parent: np.ndarray, depth: np.ndarray, a: np.ndarray, b: np.ndarray
+                   ) -> np.ndarray:
+    """The lowest common ancestor of each node pair: the deeper one climbs, or both (iterative)."""
+    a, b = a.copy(), b.copy()
+    while True:
+        level = (depth[a] == depth[b]) & (a != b)
+        up_a = (depth[a] > depth[b]) | level
+        up_b = (depth[b] > depth[a]) | level
+        if not (up_a.any() or up_b.any()):
+            return a
+        a[up_a] = parent[a[up_a]]
+        b[up_b] = parent[b[up_b]]
+
+
 def _b4(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, max_pairs: int,
         seed: int) -> tuple[float | None, int]:
     if len(units) < 3:
         return None, 0
     left, right = _sample_pairs(len(units), max_pairs, seed)
-    chains = [tree.ancestors(u.node) for u in units]
-    longest = max(len(c) for c in chains)
-    padded = np.full((len(units), longest), -1, dtype=np.int64)
-    for row, chain in enumerate(chains):
-        padded[row, : len(chain)] = chain
-    depth = np.array([n.depth for n in tree.nodes])
-    shared = np.cumprod((padded[left] == padded[right]) & (padded[left] >= 0), axis=1)
-    common = shared.sum(axis=1)  # >= 1: every chain starts at the root
-    lca = padded[left, common - 1]
-    leaf = padded[np.arange(len(units)), [len(c) - 1 for c in chains]]
+    depth = np.array([n.depth for n in tree.nodes], dtype=np.int64)
+    parent = np.array([max(n.parent, 0) for n in tree.nodes], dtype=np.int64)
+    leaf = np.array([u.node for u in units], dtype=np.int64)
+    lca = _lowest_common(parent, depth, leaf[left], leaf[right])
     tree_distance = depth[leaf[left]] + depth[leaf[right]] - 2 * depth[lca]
     content_distance = np.round(1.0 - cosine_rows(matrix, left, right), 12)
     if np.ptp(tree_distance) == 0 or np.ptp(content_distance) == 0:
@@ -234,6 +381,7 @@ def measure_taxonomy(
     min_chars: int = MIN_UNIT_CHARS,
     max_pairs: int = 5000,
     seed: int = 0,
+    b3_budget: int = B3_BUDGET,
 ) -> TaxonomyMetrics:
     """Compute Panel B over a combined tree.
 
@@ -243,7 +391,10 @@ def measure_taxonomy(
         labels_cache: Term counts of labels, reused likewise.
         min_chars: Units with fewer characters are ignored by B2-B4.
         max_pairs: Largest number of unit pairs B4 correlates; more are sampled.
-        seed: Seed of the B4 sample, so the same store always gives the same value.
+        seed: Seed of the B3 and B4 samples, so the same store always gives the same value.
+        b3_budget: Most unit-centroid cosines B3 computes; past it, B3 is the share of a
+            seeded sample of units (at least :data:`B3_MIN_SAMPLE`, each compared with
+            every centroid).
     """
     b1, b1_min, worst, b1_nodes = _b1(tree, labels_cache or TfidfCache())
     units = [u for u in tree.units if len(u.text) >= min_chars]
@@ -256,7 +407,8 @@ def measure_taxonomy(
     groups = np.array([column[u.parent] for u in units], dtype=np.int64)
     sums = _group_sums(matrix, groups, len(parents))
     b2, same_mean, cross_mean = _b2(matrix, groups, sums)
-    b3, leaks = _b3(tree, units, matrix, groups, parents, sums)
+    b3, leaks, b3_units = _b3(tree, units, matrix, groups, parents, sums, budget=b3_budget,
+                              seed=seed)
     b4, pairs = _b4(tree, units, matrix, max_pairs, seed)
     return TaxonomyMetrics(len(units), b1, b1_min, worst, b1_nodes, b2, same_mean,
-                           cross_mean, b3, b4, pairs, leaks)
+                           cross_mean, b3, b4, pairs, leaks, b3_units)

@@ -40,9 +40,9 @@ class TfidfCache:
             counts = Counter(self._analyze(text))
             columns = sorted(self._vocab.setdefault(t, len(self._vocab)) for t in counts)
             inverse = {self._vocab[t]: c for t, c in counts.items()}
-            row = (
-                np.array(columns, dtype=np.int64),
-                np.array([inverse[c] for c in columns], dtype=np.float64),
+            row = (  # 4-byte columns and counts: the cache holds one row per text it saw
+                np.array(columns, dtype=np.int32),
+                np.array([inverse[c] for c in columns], dtype=np.float32),
             )
             self._rows[text] = row
         return row
@@ -54,8 +54,8 @@ class TfidfCache:
         indptr = np.zeros(n + 1, dtype=np.int64)
         if n:
             indptr[1:] = np.cumsum([len(r[0]) for r in rows])
-        indices = np.concatenate([r[0] for r in rows]) if n else np.zeros(0, np.int64)
-        data = np.concatenate([r[1] for r in rows]) if n else np.zeros(0)
+        indices = np.concatenate([r[0] for r in rows]) if n else np.zeros(0, np.int32)
+        data = np.concatenate([r[1] for r in rows]).astype(np.float64) if n else np.zeros(0)
         width = max(len(self._vocab), 1)
         df = np.bincount(indices, minlength=width)
         idf = np.log((1.0 + n) / (1.0 + df)) + 1.0

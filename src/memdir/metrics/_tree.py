@@ -123,20 +123,30 @@ class _Builder:
         return node.id
 
     def folder(self, level: dict[str, object], parent: int, prefix: str) -> None:
-        folders = sorted(k for k in level if k.endswith("/"))
-        files = sorted(k for k in level if not k.endswith("/"))
-        depth = self.nodes[parent].depth + 1
-        for key in folders:
-            name = key[:-1]
-            path = f"{prefix}/{name}"
-            node = self.add("folder", name, label_words(name), path, parent, depth)
-            child = level[key]
-            assert isinstance(child, dict)
-            self.folder(child, node, path)
-        for key in files:
-            file_path = level[key]
-            assert isinstance(file_path, str)
-            self.file(file_path, key, parent, depth)
+        """Add a folder level depth first (sub-folders, then files, each sorted), iteratively.
+
+        An explicit stack instead of recursion: a store a thousand folders deep is
+        measured like any other.
+        """
+        stack: list[tuple[str, object, str, int, str]] = [("level", level, "", parent, prefix)]
+        while stack:
+            kind, item, name, parent, prefix = stack.pop()
+            if kind == "level":
+                assert isinstance(item, dict)
+                folders = sorted(k for k in item if k.endswith("/"))
+                files = sorted(k for k in item if not k.endswith("/"))
+                tasks = [("folder", item[k], k[:-1], parent, prefix) for k in folders]
+                tasks += [("file", item[k], k, parent, prefix) for k in files]
+                stack.extend(reversed(tasks))
+                continue
+            depth = self.nodes[parent].depth + 1
+            if kind == "folder":
+                path = f"{prefix}/{name}"
+                node = self.add("folder", name, label_words(name), path, parent, depth)
+                stack.append(("level", item, "", node, path))
+            else:
+                assert isinstance(item, str)
+                self.file(item, name, parent, depth)
 
     def file(self, path: str, name: str, parent: int, depth: int) -> None:
         summary = self.files[path]

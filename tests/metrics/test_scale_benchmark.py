@@ -1,0 +1,61 @@
+"""The scale benchmark's generator is seeded and plants what it says; the benchmark runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+from _gen import make_scale_store  # noqa: E402
+from memdir.metrics import health_report  # noqa: E402
+from memdir.store import Store  # noqa: E402
+
+
+def _contents(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md"))}
+
+
+def test_the_same_seed_writes_the_same_store_byte_for_byte(tmp_path: Path) -> None:
+    one = make_scale_store(tmp_path / "one", 150, seed=3)
+    two = make_scale_store(tmp_path / "two", 150, seed=3)
+    other = make_scale_store(tmp_path / "other", 150, seed=4)
+    assert _contents(one.root) == _contents(two.root)
+    assert _contents(one.root) != _contents(other.root)
+    assert len(one.paths) == 150 and len(set(one.paths)) == 150
+    assert max(f.count("/") for f in one.folders) >= 2  # nested folders
+    assert 2500 < one.total_bytes / 150 < 5500  # about 4 KB a file
+
+
+def test_planted_copies_and_dangling_references_are_found_by_health(tmp_path: Path) -> None:
+    made = make_scale_store(tmp_path / "store", 400, seed=1, copy_share=0.05)
+    assert made.duplicates and made.near_duplicates and made.dangling
+    report = health_report(Store(made.root))
+    flagged = {frozenset((p.a.split(" > ")[0], p.b.split(" > ")[0])) for p in report.duplicates}
+    for copy, source in made.duplicates:  # a verbatim copy always reads as a duplicate
+        assert frozenset((copy, source)) in flagged
+    dangling = {d.path for d in report.metrics.shape.dangling}
+    assert set(made.dangling) <= dangling
+
+
+def test_the_benchmark_runs_and_reports_exponents_and_memory(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "scale.py"), "--sizes", "40,80", "--rows", "tree,lint",
+         "--runs", "1", "--scratch", str(tmp_path / "scratch"), "--out", str(out),
+         "--plot", str(tmp_path / "scale.png")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "| tree | after |" in done.stdout and "exp 40-80" in done.stdout
+    results = json.loads(out.read_text(encoding="utf-8"))
+    for row in ("tree", "lint"):
+        for size in ("40", "80"):
+            timing = results["rows"][row]["after"][size]
+            assert timing["seconds"] > 0 and timing["peak_mb"] > 10
+    assert results["anchors"]["find + head"]["80"]["seconds"] > 0
+    assert results["anchors"]["YAML header check"]["80"]["seconds"] > 0
+    assert (tmp_path / "scale.png").stat().st_size > 10_000
