@@ -121,10 +121,14 @@ def test_the_fast_walk_finds_the_memory_files_of_the_full_walk(store: Store) -> 
     (root / "x" / "fifo.md").touch()
     os.unlink(root / "x" / "fifo.md")
     os.mkfifo(root / "x" / "fifo.md")
+    (root / "folder.md").mkdir()  # a folder named like a file is walked as a folder
+    store.write("/memories/folder.md/e.md", _text("e", ["apple"]))
+    os.close(os.open(os.fsencode(root) + b"/x/bad\xff.md", os.O_CREAT | os.O_WRONLY))
     fd = open_root(root)
     try:
         fast = sorted(p for p, _ in memory_files(fd))
     finally:
         os.close(fd)
-    assert fast == sorted(n.parts for n in store.tree() if n.kind == "memory")
-    assert fast == [("a.md",), ("x", "b.md"), ("x", "y", "c.md")]
+    assert fast == sorted(n.virtual for n in store.tree() if n.kind == "memory")
+    assert fast == ["/memories/a.md", "/memories/folder.md/e.md", "/memories/x/b.md",
+                    "/memories/x/y/c.md"]

@@ -131,7 +131,7 @@ def serve(
     if set_name is not None and (write or profile is Profile.anthropic):
         fail("--set names the whole tool set, so it goes without --write and --profile "
              "anthropic.", f"use --set {set_name} alone, or --write without --set.")
-    store = open_store(store_path)
+    store = open_store(store_path, reads_only=True)  # a first write sweeps; no walk to start
     if profile is Profile.anthropic:
         from memdir.tools.anthropic import anthropic_set
 

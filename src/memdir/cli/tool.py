@@ -86,7 +86,7 @@ def tool(
 
         echo '{"name": "toc", "arguments": {"path": "/memories/a.md"}}' | memdir tool ./memories -
     """
-    toolset = load_toolset(set_name, open_store(store_path))
+    toolset = load_toolset(set_name, open_store(store_path, reads_only=True))  # writes sweep
     if list_tools:
         if call is not None:
             fail("--list takes no CALL.", "drop the call, or drop --list to run it.")

@@ -24,6 +24,7 @@ from typing import Final, Literal
 
 from memdir.store._paths import (
     MARKDOWN,
+    ROOT,
     NamePolicy,
     is_temp_name,
     lstat_at,
@@ -199,14 +200,66 @@ def nodes_at(
 
 def memory_files(
     root_fd: int, names: NamePolicy = MARKDOWN
-) -> list[tuple[tuple[str, ...], os.stat_result]]:
-    """Every memory file below the root with its ``lstat``, in no particular order.
+) -> list[tuple[str, os.stat_result]]:
+    """Every memory file below the root, as its virtual path with its ``lstat``, unsorted.
 
-    The same files as the ``memory`` nodes of :func:`walk_tree`, found in a third
-    of its time (no sorting, no node per entry): the walk a search index makes to
-    check its saved fingerprints. Nothing is followed.
+    The same files as the ``memory`` nodes of :func:`walk_tree`, found in a
+    fraction of its time (no sorting, no node per entry, and folders told from
+    files by the directory entry's type, so only candidate files are stat'ed):
+    the walk a search index or a text cache makes to check its fingerprints.
+    Nothing is followed.
+
+    Cost: one ``lstat`` per memory file and one ``open`` per folder.
     """
-    found: list[tuple[tuple[str, ...], os.stat_result]] = []
+    found: list[tuple[str, os.stat_result]] = []
+    stack: list[tuple[int, str]] = [(os.dup(root_fd), ROOT + "/")]
+    suffixes = names.suffixes
+    try:
+        while stack:
+            fd, prefix = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if name.startswith("."):
+                            continue  # hidden, the store's own state, temporary files
+                        try:
+                            is_dir = entry.is_dir(follow_symlinks=False)
+                        except OSError:
+                            continue  # gone meanwhile
+                        if is_dir:
+                            try:
+                                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                            except OSError:
+                                continue
+                            stack.append((child, prefix + name + "/"))
+                            continue
+                        if not (name.endswith(suffixes) if suffixes is not None
+                                else names.is_file_name(name)):
+                            continue
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue  # gone meanwhile
+                        if stat.S_ISREG(st.st_mode) and (name.isascii() or _encodable(name)):
+                            found.append((prefix + name, st))
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+    return found
+
+
+def temp_files(root_fd: int) -> list[tuple[str, ...]]:
+    """The temporary files of atomic writes below the root, hidden folders included.
+
+    Found by name alone (folders are told from files by the directory entry's
+    type), so the walk costs a listing of each folder, not a stat of each file.
+    The store's own state at the root (:data:`STATE_NAMES`) is skipped, as
+    :func:`walk_tree` skips it. Nothing is followed.
+    """
+    found: list[tuple[str, ...]] = []
     stack: list[tuple[int, tuple[str, ...]]] = [(os.dup(root_fd), ())]
     try:
         while stack:
@@ -215,21 +268,15 @@ def memory_files(
                 with os.scandir(fd) as entries:
                     for entry in entries:
                         name = entry.name
-                        if name.startswith("."):
-                            continue  # hidden, the store's own state, temporary files
                         try:
-                            st = entry.stat(follow_symlinks=False)
+                            if entry.is_dir(follow_symlinks=False):
+                                if parts or name not in STATE_NAMES:
+                                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                                    stack.append((child, (*parts, name)))
+                            elif is_temp_name(name) and entry.is_file(follow_symlinks=False):
+                                found.append((*parts, name))
                         except OSError:
-                            continue  # gone meanwhile
-                        if stat.S_ISDIR(st.st_mode):
-                            try:
-                                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                            except OSError:
-                                continue
-                            stack.append((child, (*parts, name)))
-                        elif stat.S_ISREG(st.st_mode) and names.is_file_name(name) \
-                                and _encodable(name):
-                            found.append(((*parts, name), st))
+                            continue  # gone or replaced meanwhile
             finally:
                 os.close(fd)
     finally:

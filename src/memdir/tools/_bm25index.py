@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import importlib.util
 import logging
 import os
 import re
+import sys
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
@@ -42,13 +44,12 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN
 
 from memdir.store import ROOT, Store, StoreError
 from memdir.store._feed import ChangeFeed
 from memdir.store._paths import open_root, to_virtual
 from memdir.store._store import STATE_DIR
-from memdir.store._tree import Node, memory_files, nodes_at
+from memdir.store._tree import memory_files, nodes_at
 from memdir.tools._bm25file import (
     Saved,
     SavedIndexError,
@@ -79,6 +80,32 @@ _COMPACT_SHARE: Final = 0.05
 _COMPACT_MIN: Final = 64
 """Compact once the delta holds this many files and a twentieth of the store."""
 _log = logging.getLogger(__name__)
+
+
+def _english_stopwords() -> frozenset[str]:
+    """bm25s's English stopword list, read without importing bm25s itself.
+
+    ``import bm25s`` loads scipy and more (half a second of a new process's start);
+    its stopword module is plain data, so it is executed on its own. Where bm25s is
+    laid out otherwise, the ordinary import is used.
+    """
+    spec = importlib.util.find_spec("bm25s")
+    where = list(spec.submodule_search_locations or []) if spec is not None else []
+    if where and "bm25s.stopwords" not in sys.modules:
+        own = importlib.util.spec_from_file_location(
+            "memdir._bm25s_stopwords", Path(where[0]) / "stopwords.py")
+        if own is not None and own.loader is not None:
+            module = importlib.util.module_from_spec(own)
+            try:
+                own.loader.exec_module(module)
+                return frozenset(module.STOPWORDS_EN)
+            except (OSError, AttributeError):
+                pass  # another layout: the ordinary import below
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
 def _load_stemmer() -> tuple[Callable[[str], str] | None, str]:
     try:
         stemmer_module = importlib.import_module("Stemmer")  # PyStemmer, optional
@@ -93,7 +120,7 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._stem, self.stemmer = _load_stemmer()
-        self._stop = frozenset(STOPWORDS_EN)
+        self._stop = _STOPWORDS
         self._memo: dict[str, str] = {}
 
     def __call__(self, text: str) -> list[str]:
@@ -145,18 +172,10 @@ class Hit:
     score: float
 
 
-@dataclass(frozen=True, slots=True)
-class _FileKey:
-    """What says a file is unchanged: any edit moves the change time on."""
-
-    ino: int
-    mtime_ns: int
-    ctime_ns: int
-    size: int
-
-    @classmethod
-    def of(cls, node: Node) -> _FileKey:
-        return cls(node.ino, node.mtime_ns, node.ctime_ns, node.size)
+_Key = tuple[int, int, int, int]
+"""What says a file is unchanged: inode, modification and change times, size (an edit
+moves the change time on, and it cannot be set back)."""
+_FP_COLUMNS: Final = 4
 
 
 def index_text(virtual: str, text: str) -> str:
@@ -223,7 +242,8 @@ class FileIndex:
         self._n_main = 0
         """Slots below this are the compacted segment's, in path order."""
         self._paths: list[str] = []
-        self._keys: list[_FileKey | None] = []
+        self._fp = np.zeros((0, _FP_COLUMNS), dtype=np.int64)
+        """Each slot's fingerprint (a :data:`_Key` per row)."""
         self._lengths = np.zeros(0, dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
         self._slot_of: dict[str, int] = {}
@@ -234,6 +254,10 @@ class FileIndex:
         self._total_length = 0
         self._from_file = False
         """Whether the segment was read from the saved file (its postings are checked)."""
+        self._checked: set[int] = set()
+        """Terms whose saved postings passed :func:`check_postings` (each is checked once)."""
+        self._idf_memo: dict[str, float] = {}
+        """Each term's idf as of the last change (a search shows lines for ten hits)."""
 
     def __len__(self) -> int:
         return len(self._slot_of)
@@ -270,19 +294,22 @@ class FileIndex:
         if changes is not None and changes.none:
             return False
         if changes is None or changes.everything:
-            found = self._walk(())
-            stale = set(self._slot_of)
+            todo, gone = self._compare_all()
         else:
-            found, stale = {}, set()
+            found: dict[str, _Key] = {}
+            stale: set[str] = set()
             for parts in changes.paths:
                 found.update(self._walk(parts))
                 stale.update(self._indexed_under(to_virtual(parts)))
+            gone = list(stale - found.keys())
+            fp = self._fp
+            todo = [(v, key) for v, key in found.items()
+                    if (slot := self._slot_of.get(v)) is None
+                    or tuple(fp[slot].tolist()) != key]
         changed = first and self._main is not None  # a saved index was taken up
-        for virtual in stale - found.keys():
+        for virtual in gone:
             self._drop(virtual)
             changed = True
-        todo = [(v, key) for v, key in found.items()
-                if (slot := self._slot_of.get(v)) is None or self._keys[slot] != key]
         # Many files at once (a first build, a big change): they are folded into the
         # compacted index right away, so per-term lists for the delta are not kept.
         bulk = len(todo) >= self._compact_at()
@@ -293,6 +320,7 @@ class FileIndex:
             changed = True
         if changed:
             self.builds += 1
+            self._idf_memo.clear()
             if self._main is None or self._churn() >= self._compact_at():
                 self._compact()
         return changed or first
@@ -305,24 +333,53 @@ class FileIndex:
         live_main = len(self._slot_of) - len(self._delta)
         return len(self._paths) - live_main
 
-    def _walk(self, parts: tuple[str, ...]) -> dict[str, _FileKey]:
+    def _walk(self, parts: tuple[str, ...]) -> dict[str, _Key]:
         """The memory files at or under ``parts`` now, with their fingerprints."""
         try:
             root_fd = open_root(self.store.root)
         except OSError:
             return {}
         try:
-            if not parts:
-                return {
-                    to_virtual(p): _FileKey(st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-                    for p, st in memory_files(root_fd, self.store.names)
-                }
             nodes = nodes_at(root_fd, parts, names=self.store.names)
         except OSError:
             return {}
         finally:
             os.close(root_fd)
-        return {n.virtual: _FileKey.of(n) for n in nodes if n.kind == "memory"}
+        return {n.virtual: (n.ino, n.mtime_ns, n.ctime_ns, n.size)
+                for n in nodes if n.kind == "memory"}
+
+    def _compare_all(self) -> tuple[list[tuple[str, _Key]], list[str]]:
+        """Walk every file: the ones to (re)read with their fingerprints, and the ones gone.
+
+        The fingerprints are compared as arrays, so the only work per unchanged file is
+        its ``lstat`` and one lookup of its path.
+        """
+        try:
+            root_fd = open_root(self.store.root)
+        except OSError:
+            return [], list(self._slot_of)
+        try:
+            walked = memory_files(root_fd, self.store.names)
+        except OSError:
+            walked = []
+        finally:
+            os.close(root_fd)
+        n = len(walked)
+        virtuals = [v for v, _ in walked]
+        fp = np.array([(st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+                       for _, st in walked], dtype=np.int64).reshape(n, _FP_COLUMNS)
+        get = self._slot_of.get
+        slots = np.fromiter((get(v, -1) for v in virtuals), dtype=np.int64, count=n)
+        known = np.flatnonzero(slots >= 0)
+        same = np.zeros(n, dtype=bool)
+        same[known] = (self._fp[slots[known]] == fp[known]).all(axis=1)
+        todo = [(virtuals[i], (int(a), int(b), int(c), int(d)))
+                for i, (a, b, c, d) in zip(np.flatnonzero(~same).tolist(),
+                                           fp[~same].tolist(), strict=True)]
+        seen = np.zeros(len(self._paths), dtype=bool)
+        seen[slots[known]] = True
+        gone = np.flatnonzero(self._alive[: len(self._paths)] & ~seen)
+        return todo, [self._paths[s] for s in gone.tolist()]
 
     def _indexed_under(self, virtual: str) -> list[str]:
         """Indexed paths equal to ``virtual`` or below it."""
@@ -339,7 +396,7 @@ class FileIndex:
         self._total_length -= int(self._lengths[slot])
         self._delta.pop(slot, None)
 
-    def _add(self, virtual: str, key: _FileKey) -> None:
+    def _add(self, virtual: str, key: _Key) -> None:
         if virtual in self._slot_of:
             self._drop(virtual)
         text = _read(self.store, virtual)
@@ -347,11 +404,12 @@ class FileIndex:
         self.tokenized += 1
         slot = len(self._paths)
         self._paths.append(virtual)
-        self._keys.append(key)
         if slot >= len(self._alive):
             grow = max(64, len(self._alive))
             self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
             self._lengths = np.concatenate([self._lengths, np.zeros(grow, dtype=np.int64)])
+            self._fp = np.concatenate([self._fp, np.zeros((grow, _FP_COLUMNS), dtype=np.int64)])
+        self._fp[slot] = key
         self._alive[slot] = True
         self._lengths[slot] = terms.length
         self._total_length += terms.length
@@ -373,27 +431,27 @@ class FileIndex:
                 added.append((new, self._delta[old]))
         segment = merge(self._main, renumber[: self._n_main], added, len(self._vocab),
                         len(order))
-        keys = [self._keys[self._slot_of[v]] for v in order]
-        lengths = np.array([self._lengths[self._slot_of[v]] for v in order], dtype=np.int64)
-        self._install(order, keys, lengths, segment)
+        old_slots = np.array([self._slot_of[v] for v in order], dtype=np.int64)
+        self._install(order, self._fp[old_slots], self._lengths[old_slots], segment)
         self._from_file = False
         self.compactions += 1
         if self.saved is not None:
             self._save(self.saved)
 
-    def _install(self, paths: list[str], keys: Sequence[_FileKey | None],
-                 lengths: Any, segment: Segment) -> None:
+    def _install(self, paths: list[str], fp: Any, lengths: Any, segment: Segment) -> None:
         n = len(paths)
         self._main = segment
         self._n_main = n
         self._paths = list(paths)
-        self._keys = list(keys)
+        self._fp = np.array(fp, dtype=np.int64).reshape(n, _FP_COLUMNS)
         self._lengths = np.array(lengths, dtype=np.int64)
         self._alive = np.ones(n, dtype=bool)
         self._slot_of = {p: i for i, p in enumerate(paths)}
         self._delta = {}
         self._delta_postings = {}
         self._total_length = int(self._lengths.sum())
+        self._checked = set()
+        self._idf_memo = {}
 
     # -- saving --------------------------------------------------------------------
 
@@ -401,17 +459,17 @@ class FileIndex:
         """Write the compacted index to ``target`` whole (temporary file, then rename)."""
         if self._main is None or self._delta:
             return
-        keys = [k or _FileKey(0, 0, 0, 0) for k in self._keys]
+        fp = self._fp[: len(self._paths)]
         saved = Saved(
             stemmer=self.tokenizer.stemmer,
             vocab=list(self._vocab),
             paths=self._paths,
             segment=self._main,
             lengths=self._lengths,
-            ino=np.array([k.ino for k in keys], dtype=np.int64),
-            mtime_ns=np.array([k.mtime_ns for k in keys], dtype=np.int64),
-            ctime_ns=np.array([k.ctime_ns for k in keys], dtype=np.int64),
-            size=np.array([k.size for k in keys], dtype=np.int64),
+            ino=fp[:, 0],
+            mtime_ns=fp[:, 1],
+            ctime_ns=fp[:, 2],
+            size=fp[:, 3],
         )
         try:
             write_saved(target, saved)
@@ -429,10 +487,8 @@ class FileIndex:
         if saved is None:
             return
         self._vocab = {term: i for i, term in enumerate(saved.vocab)}
-        keys = [_FileKey(int(i), int(m), int(c), int(s)) for i, m, c, s in zip(
-            saved.ino.tolist(), saved.mtime_ns.tolist(), saved.ctime_ns.tolist(),
-            saved.size.tolist(), strict=True)]
-        self._install(saved.paths, keys, saved.lengths, saved.segment)
+        fp = np.stack([saved.ino, saved.mtime_ns, saved.ctime_ns, saved.size], axis=1)
+        self._install(saved.paths, fp, saved.lengths, saved.segment)
         self._from_file = True
 
     # -- answering -----------------------------------------------------------------
@@ -447,8 +503,9 @@ class FileIndex:
     def _postings(self, term: int) -> tuple[Any, Any]:
         """The live slots holding ``term`` and its counts there (segment, then delta)."""
         slots, counts = self._main.postings(term) if self._main is not None else (_NONE, _NONE)
-        if self._from_file:
+        if self._from_file and term not in self._checked:
             check_postings(slots, counts, self._n_main)
+            self._checked.add(term)
         if len(slots) and self._n_main > len(self._slot_of) - len(self._delta):
             keep = self._alive[slots]  # some compacted files were changed or removed
             slots, counts = slots[keep], counts[keep]
@@ -524,12 +581,16 @@ class FileIndex:
                 return self._idf(term)
 
     def _idf(self, term: str) -> float:
+        found = self._idf_memo.get(term)
+        if found is not None:
+            return found
         i = self._vocab.get(term)
         if i is None:
             return 0.0
         df = len(self._postings(i)[0])
         n = len(self._slot_of)
-        return float(np.log1p((n - df + 0.5) / (df + 0.5))) if df else 0.0
+        found = self._idf_memo[term] = float(np.log1p((n - df + 0.5) / (df + 0.5))) if df else 0.0
+        return found
 
     def best_lines(self, text: str, query: str, limit: int = 3) -> list[LineMatch]:
         """The lines of ``text`` that share the most (rarest) terms with ``query``.
@@ -562,6 +623,7 @@ class FileIndex:
 
 
 _NONE: Final = np.zeros(0, dtype=np.int32)
+_STOPWORDS: Final = _english_stopwords()
 
 
 def _extend(postings: dict[int, tuple[list[int], list[int]]], slot: int, terms: DocTerms) -> None:

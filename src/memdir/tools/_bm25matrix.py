@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.sparse import coo_matrix
 
 __all__ = ["DocTerms", "Segment", "doc_terms", "merge", "score_terms"]
 
@@ -80,6 +79,8 @@ def build(
     terms: _Array, slots: _Array, tf: _Array, n_terms: int, n_slots: int
 ) -> Segment:
     """A segment from (term, slot, count) triplets, in one counting sort."""
+    from scipy.sparse import coo_matrix  # only a compaction needs it: not loaded to search
+
     matrix = coo_matrix(
         (tf.astype(np.int64), (terms.astype(np.int64), slots.astype(np.int64))),
         shape=(max(n_terms, 0), max(n_slots, 0)),

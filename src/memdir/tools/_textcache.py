@@ -115,8 +115,8 @@ class TextCache:
         root_fd = open_root(self.store.root)
         try:
             if not parts:
-                return {to_virtual(p): (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-                        for p, st in memory_files(root_fd, self.store.names)}
+                return {v: (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+                        for v, st in memory_files(root_fd, self.store.names)}
             return {n.virtual: (n.ino, n.mtime_ns, n.ctime_ns, n.size)
                     for n in nodes_at(root_fd, parts, names=self.store.names)
                     if n.kind == "memory"}
