@@ -145,7 +145,7 @@ def _may_match(data: bytes, plan: _Plan) -> bool:
     if needles is None:
         return True
     if plan.folded:
-        if any(special in data for special in _FOLDING_BYTES):
+        if not data.isascii() and any(special in data for special in _FOLDING_BYTES):
             return True
         data = data.lower()  # ASCII letters only, like the literals
     if len(needles) == 1:
