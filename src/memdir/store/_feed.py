@@ -17,6 +17,9 @@ therefore never wrong, only slower.
 Hidden entries (names starting with a dot: the store's ``.git`` and
 ``.memdir``, the temporary files of atomic writes) are not reported; a hidden
 folder renamed to a visible name is reported under its new name, with its tree.
+A feed made with ``hidden=True`` (for a history, which records hidden files too)
+reports them as well, all but the store's own state at the root and the
+temporary files of atomic writes.
 
 Cost: starting a feed walks the folders once (not the files); a poll costs in
 proportion to the changes since the last one.
@@ -33,7 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from memdir.store._paths import open_dir, open_root
+from memdir.store._paths import is_temp_name, open_dir, open_root
+from memdir.store._tree import STATE_NAMES
 
 __all__ = ["Changes", "ChangeFeed"]
 
@@ -90,10 +94,13 @@ class ChangeFeed:
 
     Args:
         root: The store root.
+        hidden: Report hidden entries too (not ``.git`` or ``.memdir`` at the root,
+            nor temporary files).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, hidden: bool = False) -> None:
         self.root = root
+        self.hidden = hidden
         self._lock = threading.Lock()
         self._pending: set[Parts] = set()
         self._everything = True  # the first poll: the reader has seen nothing yet
@@ -171,7 +178,7 @@ class ChangeFeed:
                     with os.scandir(fd) as entries:
                         stack.extend(
                             (*parts, e.name) for e in entries
-                            if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+                            if not self._skip(parts, e.name) and e.is_dir(follow_symlinks=False)
                         )
                 finally:
                     os.close(fd)
@@ -195,6 +202,12 @@ class ChangeFeed:
             self._wds.pop(old, None)
         self._dirs[wd] = parts
         self._wds[parts] = wd
+
+    def _skip(self, folder: Parts, name: str) -> bool:
+        """Whether an entry named ``name`` in ``folder`` is left out of the feed."""
+        if not self.hidden:
+            return name.startswith(".")
+        return (not folder and name in STATE_NAMES) or is_temp_name(name)
 
     def _forget(self, top: Parts) -> None:
         """Drop the names of the watches at and below ``top`` (moved or removed)."""
@@ -235,7 +248,7 @@ class ChangeFeed:
             else:
                 self._pending.add(folder)
             return
-        if not name or name.startswith("."):
+        if not name or self._skip(folder, name):
             return
         parts = (*folder, name)
         self._pending.add(parts)

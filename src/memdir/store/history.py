@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from memdir.store._errors import StoreError
+from memdir.store._feed import ChangeFeed
 from memdir.store._paths import ROOT, open_dir, open_root, posix_parts, remove_at
 from memdir.store._store import STATE_DIR, Store
 
@@ -121,6 +122,10 @@ class History:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.root = store.root
+        self._feed: ChangeFeed | None = None
+        """What changed since the last snapshot, once one was taken (see :meth:`snapshot`)."""
+        self.full_stages = 0
+        """Snapshots of this object that staged the whole tree (the rest staged changes)."""
 
     def __repr__(self) -> str:
         return f"History({str(self.root)!r})"
@@ -190,6 +195,14 @@ class History:
         step per chunk or task. The store's write lock is held while the state is
         read, so a concurrent writer cannot leave a half-made state in a snapshot.
 
+        The first snapshot of this object stages the whole tree (``git add --all``,
+        which stats every file). It also starts a change feed
+        (:mod:`memdir.store._feed`), so each later snapshot of the same object stages
+        only the paths the feed names, whoever changed them: an object that lives
+        across many snapshots (a build, a skills run) pays for each step in
+        proportion to its changes, plus git's rewrite of its index. Without a live
+        feed every snapshot stages the whole tree.
+
         Args:
             message: Names the unit the step belongs to, e.g. ``"chunk 12"``.
         """
@@ -197,9 +210,39 @@ class History:
             raise HistoryError("A snapshot needs a message naming its unit, e.g. 'chunk 3'.")
         self.init()
         with self.store.locked():
-            self._add_all()
+            self._stage()
             self._git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
         return self._git("rev-parse", "HEAD").decode().strip()
+
+    def close(self) -> None:
+        """Stop following changes (the next snapshot stages the whole tree)."""
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
+
+    def _stage(self) -> None:
+        """Stage what changed since the last snapshot: the paths the feed names, or all."""
+        if self._feed is None:
+            # Started before the whole tree is staged: a change made after this point is
+            # named at the next snapshot, one made before is staged now.
+            self._feed = ChangeFeed(self.root, hidden=True)
+        changes = self._feed.poll()
+        if changes.everything:
+            self._add_all()
+            self.full_stages += 1
+            return
+        present: list[str] = []
+        gone: list[str] = []
+        for parts in sorted(changes.paths):
+            path = "/".join(parts)
+            (present if os.path.lexists(self.root / path) else gone).append(path)
+        if gone:  # removed, or made and removed again since the last snapshot
+            self._git("rm", "--cached", "-r", "-q", "--ignore-unmatch",
+                      "--pathspec-from-file=-", "--pathspec-file-nul",
+                      input=_pathspecs(gone))
+        if present:
+            self._git("add", "--all", "--force", "--pathspec-from-file=-",
+                      "--pathspec-file-nul", input=_pathspecs(present, _PATHSPEC[2:]))
 
     # -- reading ---------------------------------------------------------------
 
@@ -478,6 +521,12 @@ class History:
             return None
         finally:
             os.close(root_fd)
+
+
+def _pathspecs(paths: Iterable[str], extra: Iterable[str] = ()) -> bytes:
+    """Paths as literal pathspecs from the top (then ``extra``), NUL-separated for git."""
+    return b"\0".join([*(f":(literal,top){p}".encode("utf-8", "surrogateescape") for p in paths),
+                       *(e.encode() for e in extra)])
 
 
 def _raw_changes(body: bytes) -> dict[str, str | None]:

@@ -1,0 +1,118 @@
+"""A long-lived History stages only what its change feed names, and records what ``git add -A`` would.
+
+Each snapshot after the first stages the paths the feed named since the one
+before. The reference is git itself: the whole tree staged into a scratch index
+(``git add --all`` with the snapshot's pathspec) must give the very tree the
+snapshot committed, after every step of a random sequence of edits made by the
+store, by plain file calls in place (size kept, mtime put back), in hidden
+folders, and by folder moves and removals.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memdir.store import Store
+from memdir.store.history import History
+
+_NAMES = ["a.md", "b.md", "notes/c.md", "notes/deep/d.md", ".hidden/e.md", "f.txt",
+          "notes/.g.md", "other/h.md"]
+
+
+def _doc(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {name} notes\n---\n{body}\n"
+
+
+def _reference_tree(history: History, scratch: Path) -> str:
+    """The tree ``git add --all`` of the whole store gives, staged into a scratch index."""
+    index = scratch / "reference-index"
+    index.unlink(missing_ok=True)
+    return history._tree_of(history.root, index)
+
+
+def _head_tree(root: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD^{tree}"], cwd=root, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def _edit(root: Path, rng: random.Random, step: int) -> None:
+    kind = rng.choice(["write", "in_place", "delete", "move_folder", "remove_folder",
+                       "make_and_remove", "nothing"])
+    rel = rng.choice(_NAMES)
+    path = root / rel
+    if kind == "write":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_doc(path.stem, f"step {step} {rng.random()}"), encoding="utf-8")
+    elif kind == "in_place" and path.is_file() and path.stat().st_size > 0:
+        before = os.stat(path)
+        with open(path, "r+b") as handle:
+            handle.seek(before.st_size - 2)
+            handle.write(b"Z")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif kind == "delete" and path.exists():
+        path.unlink()
+    elif kind == "move_folder" and (root / "notes").is_dir():
+        target = root / f"moved-{step}"
+        os.rename(root / "notes", target)
+        if rng.random() < 0.5:
+            os.rename(target, root / "notes")  # and back again before the snapshot
+    elif kind == "remove_folder" and (root / "other").is_dir():
+        shutil.rmtree(root / "other")
+    elif kind == "make_and_remove":
+        temp = root / "brief" / "gone.md"
+        temp.parent.mkdir(exist_ok=True)
+        temp.write_text(_doc("gone", "here and gone"), encoding="utf-8")
+        temp.unlink()
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_each_snapshot_records_the_whole_tree_git_add_would(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    root = tmp_path / f"s{seed}"
+    scratch = tmp_path / f"scratch{seed}"
+    root.mkdir()
+    scratch.mkdir()
+    store = Store(root)
+    history = History(store)
+    history.init()
+    store.write("/memories/a.md", _doc("a", "first"))
+    history.snapshot("step 0")
+    try:
+        assert history._feed is not None
+        if not history._feed.live:
+            pytest.skip("no inotify here: every snapshot stages the whole tree")
+        for step in range(1, 13):
+            for _ in range(rng.randint(0, 3)):
+                _edit(root, rng, step)
+            history.snapshot(f"step {step}")
+            assert _head_tree(root) == _reference_tree(history, scratch), f"step {step}"
+        assert history.full_stages == 1  # only the first snapshot staged the whole tree
+    finally:
+        history.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_an_edit_in_place_that_keeps_size_and_mtime_is_recorded(store: Store) -> None:
+    history = History(store)
+    history.init()
+    store.write("/memories/a.md", _doc("a", "granite"))
+    history.snapshot("one")
+    path = store.root / "a.md"
+    before = os.stat(path)
+    with open(path, "r+b") as handle:
+        data = handle.read()
+        handle.seek(data.index(b"granite"))
+        handle.write(b"zircons")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    history.snapshot("two")
+    history.close()
+    assert "zircons" in history.read_state(-1)["/memories/a.md"]
