@@ -319,8 +319,17 @@ def _seconds(row: Row, timing: Timing) -> Timing:
 
 def measure_size(store: Store, rows: list[Row], versions: list[Version], args: argparse.Namespace,
                  results: Results) -> None:
-    """Every row on one store, for every version, then the anchors."""
+    """The anchors on one store, then every row for every version."""
     print(f"\n{store.files} files: {store.root}", flush=True)
+    # The anchors first, so a run stopped part way still has a ratio for what it measured.
+    anchor_names = {r.anchor for r in rows}
+    if any("grep" in r.name for r in rows):
+        anchor_names |= {"grep -rn", "rg -n"}
+    for name, timing in _anchors(store, anchor_names, args.runs, args.timeout,
+                                 args.mem_gb).items():
+        results.anchors.setdefault(name, {})[store.files] = timing
+        print(f"  anchor {name:<33} {store.files:>7}: {timing.seconds:.3f} s"
+              if timing.seconds is not None else f"  anchor {name}: {timing.error}", flush=True)
     wanted = {r.kind for r in rows}
     histories: dict[str, Path] = {}
     if any(r.store == "history" for r in rows):
@@ -349,14 +358,6 @@ def measure_size(store: Store, rows: list[Row], versions: list[Version], args: a
             _mcp_rows(store, [r for r in rows if r.kind == "mcp"], v, args, results)
         if "browse" in wanted:
             _browse_rows(store, [r for r in rows if r.kind == "browse"], v, args, results)
-    anchor_names = {r.anchor for r in rows}
-    if any("grep" in r.name for r in rows):
-        anchor_names |= {"grep -rn", "rg -n"}
-    for name, timing in _anchors(store, anchor_names, args.runs, args.timeout,
-                                 args.mem_gb).items():
-        results.anchors.setdefault(name, {})[store.files] = timing
-        print(f"  anchor {name:<33} {store.files:>7}: {timing.seconds:.3f} s"
-              if timing.seconds is not None else f"  anchor {name}: {timing.error}", flush=True)
 
 
 def _mcp_rows(store: Store, rows: list[Row], version: Version, args: argparse.Namespace,

@@ -22,22 +22,37 @@ def test_gpt_5_4_mini_rates() -> None:
     assert table.cost("openai-api/gateway/gpt-5.4-mini", u) == pytest.approx(1.35)
 
 
-def test_unknown_prices_stay_unknown() -> None:
-    table = PriceTable.load()
+def test_unknown_prices_stay_unknown(tmp_path: Path) -> None:
+    user = tmp_path / "prices.yaml"
+    user.write_text("someone/priceless:\n  input: null\n  output: 1\n")
+    table = PriceTable.load(user)
     u = Usage(uncached_input=10, output=1)
-    assert table.price("openai/gpt-5.4") is not None
-    assert table.cost("openai/gpt-5.4", u) is None
+    assert table.price("someone/priceless") is not None
+    assert table.cost("someone/priceless", u) is None
+    assert table.cost("someone/priceless", Usage(output=1_000_000)) == pytest.approx(1.0)
     assert table.cost("someone/unlisted", u) is None
     assert table.cost("someone/unlisted", Usage()) == 0.0
     assert table.cost("memdir/grep-reader", u) == 0.0
 
 
+@pytest.mark.parametrize(("model", "rates"), [
+    ("openai/gpt-5.4", (2.50, 0.25, 15.00)), ("openai/gpt-5.4-nano", (0.20, 0.02, 1.25)),
+    ("openai/gpt-4.1", (2.00, 0.50, 8.00)), ("openai/gpt-4.1-mini", (0.40, 0.10, 1.60))])
+def test_the_ladder_and_execution_models_have_published_rates_with_a_source(
+        model: str, rates: tuple[float, float, float]) -> None:
+    price = PriceTable.load().price(model)
+    assert price is not None
+    assert (price.input, price.cached_input, price.output) == rates
+    assert "https://" in price.source and "pricing" in price.source  # where, and when
+    assert any(str(year) in price.source for year in (2025, 2026))
+
+
 def test_user_file_is_merged_over_defaults(tmp_path: Path) -> None:
     user = tmp_path / "prices.yaml"
-    user.write_text("openai/gpt-5.4:\n  input: 2.5\n  cached_input: 0.25\n  output: 15\n")
+    user.write_text("openai/gpt-5.4:\n  input: 3\n  cached_input: 0.25\n  output: 16\n")
     table = PriceTable.load(user)
     u = Usage(uncached_input=1_000_000, output=1_000_000)
-    assert table.cost("openai/gpt-5.4", u) == pytest.approx(17.5)
+    assert table.cost("openai/gpt-5.4", u) == pytest.approx(19.0)
     assert table.cost("openai/gpt-5.4-mini", u) == pytest.approx(5.25)
 
 

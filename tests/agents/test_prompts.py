@@ -29,7 +29,9 @@ def test_every_prompt_loads_and_hashes_its_final_text() -> None:
         "turn-chunk": {"label": "l", "chunk": "c"},
         "turn-question": {"question": "q"},
         "turn-task": {"task": "t"},
+        "turn-task-guidance": {"task": "t"},
         "turn-step": {"counter": "", "observation": "o", "admissible": "a"},
+        "turn-compact": {"first": "1", "last": "3", "steps": "- step 1: look"},
         "turn-foldering": {"count": "3"},
         "turn-reorganize": {"number": "1", "total": "5"},
     }
@@ -41,13 +43,17 @@ def test_every_prompt_loads_and_hashes_its_final_text() -> None:
 
 
 def test_search_variants_share_every_block_but_the_store_form() -> None:
-    # Chunk retrieval also gets its own method: retrieval steps, not routing by the tree.
+    # Chunk retrieval also gets its own method (retrieval steps, not routing by the tree)
+    # and, as in the paper, neither the cost model nor the absence check of the tree.
     blocks = {name: prompt_blocks(name) for name in SEARCH}
     for name, used in blocks.items():
         variant = name.removeprefix("search-")
-        method = "search-method-chunk" if variant == "chunk" else "search-method"
-        assert used == ["search-intro", f"store-{variant}", method, "citations",
-                        "answer", "budget"]
+        if variant == "chunk":
+            assert used == ["search-intro", "store-chunk", "search-method-chunk",
+                            "multiple-choice", "citations", "answer", "budget"]
+        else:
+            assert used == ["search-intro", f"store-{variant}", "cost-search", "search-method",
+                            "absence", "multiple-choice", "citations", "answer", "budget"]
     chunk = load_prompt("search-chunk").text
     assert "descriptions" not in chunk.split("## How to search")[1].split("##")[0]
     assert len({load_prompt(n).sha256 for n in SEARCH}) == len(SEARCH)
@@ -64,12 +70,15 @@ def test_management_variants_differ_only_in_the_locator_block() -> None:
 
 @pytest.mark.parametrize("suffix", ["", "-blocks"])
 def test_reorganizers_differ_by_exactly_one_rule(suffix: str) -> None:
+    # The paper: the condense version is the preserve one with its keep-every-fact
+    # rule replaced by a keep-what-matters paragraph, and nothing else changed.
     preserve = prompt_blocks("reorganize-preserve" + suffix)
     condense = prompt_blocks("reorganize-condense" + suffix)
-    assert [b for b in preserve if b != "keep-every-fact"] == condense
-    assert len(preserve) == len(condense) + 1
+    differing = [(a, b) for a, b in zip(preserve, condense, strict=True) if a != b]
+    assert differing == [("keep-every-fact", "keep-what-matters")]
     assert "Keep every fact" in load_prompt("reorganize-preserve" + suffix).text
     assert "Keep every fact" not in load_prompt("reorganize-condense" + suffix).text
+    assert "Keep what matters" in load_prompt("reorganize-condense" + suffix).text
 
 
 @pytest.mark.parametrize("rule", ["preserve", "condense"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memdir.agents import load_prompt, render_cited, resolve_citations, role_config, run_agent
+from memdir.bench._cited import CITED_CHARS
 from memdir.bench.judge import (
     JUDGE_ROLE,
     JudgeError,
@@ -25,9 +26,9 @@ def _fill(store: Store) -> None:
 
 async def test_judges_parse_strict_json_and_see_cited_content(store: Store) -> None:
     _fill(store)
-    ok = Script([text('Sure: {"correct": 1, "reason": "same pet"}')])
+    ok = Script([text('Sure: {"reasoning": "same pet", "correct": 1}')])
     grade = await judge_correctness(ok.model(), "Pet?", "a kitten", "A kitten")
-    assert grade.correct == 1 and grade.record.role == "judge"
+    assert grade.correct == 1 and grade.record.role == "judge" and grade.reason == "same pet"
     seen = Script([text('{"citation_correctness": 0.5, "citation_relevance": 1, '
                         '"aggregation": 1, "reason": "one citation is missing"}')])
     answer = "A kitten [/memories/session-01.md:L6] [/memories/gone.md]"
@@ -61,23 +62,70 @@ async def test_the_judge_role_is_one_tool_free_call_at_low_effort(store: Store) 
     assert run.record.rounds == 1 and run.record.reasoning_effort is None  # mockllm takes none
 
 
-async def test_attribution_sees_each_cited_file_or_section_whole(store: Store) -> None:
+async def test_attribution_sees_each_cited_file_whole_when_it_fits(store: Store) -> None:
     body = "".join(f"line {i}: filler about the garden\n" for i in range(1, 40))
     store.create("/memories/garden.md",
                  "---\nname: garden\ndescription: The garden\n---\n# Garden\n## Roses\n"
                  "Ana planted roses in May.\n## Beds\n" + body)
     cited = resolve_citations(store, "[/memories/garden.md:L7] [/memories/garden.md > # Garden "
-                                     "> ## Roses] [/memories/nope.md]")
+                                     "> ## Roses] [/memories/nope.md] [/memories/garden.md]")
     view = judged_view(store, cited)
     # The line citation shows the whole file with the cited line marked, beyond the lines cited.
+    assert "[/memories/garden.md:L7] (the whole file, the cited lines marked >>)" in view
     assert ">>     7  Ana planted roses in May." in view
-    assert "line 39: filler about the garden" in view
-    assert "(the whole section)\n## Roses\nAna planted roses in May." in view
+    assert "       8  ## Beds" in view and "line 39: filler about the garden" in view
+    # A section citation marks the lines its heading spans, in the same numbered file.
+    section = view.split("[/memories/garden.md > # Garden > ## Roses]")[1]
+    assert section.startswith(" (the whole file, the cited section's lines marked >>)")
+    assert ">>     6  ## Roses\n>>     7  Ana planted roses in May.\n       8  ## Beds" in section
     assert "NOT FOUND" in view
-    short = judged_view(store, cited[:1], cap=200)
-    assert "[... cut here:" in short and "more characters of this citation are not shown" in short
-    assert len(short) < 400
-    judge = Script([text('{"citation_correctness": 1, "citation_relevance": 1, '
-                         '"aggregation": 1}')])
-    await judge_attribution(judge.model(), store, "Roses?", "In May [/memories/garden.md:L7]")
+    assert "[/memories/garden.md] (the whole file)\n       1  ---" in view
+    judge = Script([text('{"reasoning": "the line says so", "citation_correctness": 1, '
+                         '"citation_relevance": 1, "aggregation": 1}')])
+    grade = await judge_attribution(judge.model(), store, "Roses?",
+                                    "In May [/memories/garden.md:L7]")
     assert "line 39: filler" in judge.seen[0][0].text  # the judge got the whole file
+    assert grade.reason == "the line says so"
+
+
+def _long_store(store: Store) -> str:
+    """A 45 KB file whose line 606 holds the one fact an answer cites."""
+    # file lines 1-4 are the frontmatter; line n of the file reads "entry n"
+    lines = [f"- entry {n}: the weather that week was mild and nothing else happened"
+             for n in range(5, 700)]
+    lines[606 - 5] = "- entry 606: Ana moved to Lisbon on 2023-03-04"
+    store.create("/memories/log.md", "---\nname: log\ndescription: A long log\n---\n"
+                 + "\n".join(lines) + "\n")
+    text = store.read("/memories/log.md")
+    assert text.split("\n")[605] == "- entry 606: Ana moved to Lisbon on 2023-03-04"
+    assert len(text) > 45_000
+    return text
+
+
+def test_a_citation_deep_in_a_long_file_shows_a_window_around_its_lines(store: Store) -> None:
+    text = _long_store(store)
+    cited = resolve_citations(store, "[/memories/log.md:L606]")
+    view = judged_view(store, cited)
+    assert ">>   606  - entry 606: Ana moved to Lisbon on 2023-03-04" in view
+    assert len(view) <= CITED_CHARS + 300
+    heading = view.split("\n")[0]
+    first, last = (int(n) for n in heading.split("(lines ")[1].split(" of")[0].split("-"))
+    total = len(text.rstrip("\n").split("\n"))
+    assert heading.endswith(f"of {total}, the cited lines marked >> with the lines around "
+                            "them; the rest of the file is not shown)")
+    assert first < 606 < last  # context on both sides, about as much above as below
+    assert abs((606 - first) - (last - 606)) <= 1
+    assert f"  {first:>5}  " in view and f"  {last:>5}  " in view
+    assert f"  {first - 1:>5}  " not in view and f"  {last + 1:>5}  " not in view
+
+
+def test_cited_lines_longer_than_the_budget_are_cut_with_a_mark(store: Store) -> None:
+    _long_store(store)
+    whole = judged_view(store, resolve_citations(store, "[/memories/log.md]"), cap=2_000)
+    assert whole.split("\n")[0].startswith("[/memories/log.md] (lines 1-")
+    assert "the file is cited whole and is too long to show" in whole
+    span = judged_view(store, resolve_citations(store, "[/memories/log.md:L600-690]"),
+                       cap=2_000)
+    assert span.split("\n")[1].startswith(">>   600  ")  # the cited lines from their start
+    assert "the cited lines run 600-690, too long to show whole" in span
+    assert len(span) < 2_400

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,10 @@ import pytest
 from inspect_ai.model import ModelOutput, get_model
 from typer.testing import CliRunner
 
+from agents.fake_judge import FakeJudge, correct, reply_keys
 from memdir.bench import load_locomo
 from memdir.bench.calibration import _kappa, calibrate, load_calibration_set
+from memdir.bench.judge import CORRECTNESS_PROMPT, template_text
 from memdir.cli import app
 from scripted import text, usage
 
@@ -33,7 +36,7 @@ class AnswerKeyJudge:
         self.calls += 1
         system = str(input[0].content)
         label = 1 if self.lenient else next(v for a, v in self.labels.items() if a in system)
-        return text(json.dumps({"correct": label, "reason": "scripted"}), usage(400, 10))
+        return text(json.dumps({"reasoning": "scripted", "correct": label}), usage(400, 10))
 
 
 def test_the_shipped_set_is_balanced_and_outside_the_test_conversation() -> None:
@@ -69,3 +72,39 @@ def test_the_command_needs_its_data() -> None:
                                       "--data", "/nonexistent"])
     assert result.exit_code == 2
     assert "locomo10.json" in result.stderr
+
+
+@pytest.fixture
+def loopback_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    server = FakeJudge()
+    monkeypatch.setenv("CALIBJUDGE_BASE_URL", server.base_url)
+    monkeypatch.setenv("CALIBJUDGE_API_KEY", "test-key")
+    yield server
+    server.close()
+
+
+def test_the_template_asks_for_the_reasoning_before_the_grade() -> None:
+    for name in (CORRECTNESS_PROMPT, "judge-attribution"):
+        keys = reply_keys(template_text(name))
+        assert keys[0] == "reasoning" and len(keys) >= 2, (name, keys)
+    assert "precision" not in template_text(CORRECTNESS_PROMPT)  # no date rule of our own
+
+
+@needs_locomo
+def test_the_command_calibrates_a_judge_served_on_loopback(loopback_judge: FakeJudge) -> None:
+    result = CliRunner().invoke(app, ["judge", "calibrate", "--model",
+                                      "openai-api/calibjudge/judge", "--data", str(DATA),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    items = load_calibration_set()
+    dataset = load_locomo(LOCOMO)
+    golds = {q.id: q.answer or "" for q in dataset.questions}
+    judged = [correct(golds[i.question_id], i.answer) for i in items]
+    # every reply, reasoning first, was parsed; the counts are the fake's rule against the labels
+    assert report["items"] == len(items) and report["judge_errors"] == 0
+    assert loopback_judge.requests == len(items)
+    assert report["agreed"] == sum(j == i.label for j, i in zip(judged, items, strict=True))
+    assert report["false_positive"] == sum(j == 1 and i.label == 0
+                                           for j, i in zip(judged, items, strict=True))
+    assert all(d["reason"] == "fake reasoning" for d in report["disagreements"])

@@ -94,7 +94,12 @@ class Served:
     token: str
 
     def url(self, path: str = "/") -> str:
+        """``path`` on the server as is (for requests that bear the token in a header)."""
         return self.base + path
+
+    def page(self, path: str = "/") -> str:
+        """``path`` as a browser opens it: behind the token, as in the URL memdir prints."""
+        return f"{self.base}/{self.token}{path}"
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +108,7 @@ def serve_catalog() -> Iterator[object]:
     servers: list[tuple[uvicorn.Server, threading.Thread]] = []
 
     def start(catalog: Catalog) -> Served:
-        token = secrets.token_urlsafe(16)
+        token = secrets.token_urlsafe(32)
         config = uvicorn.Config(browse_app(catalog, token=token), host="127.0.0.1", port=0,
                                 log_level="warning", lifespan="off")
         server = uvicorn.Server(config)

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from memdir.browse import COOKIE, open_target
+from memdir.browse import open_target
 from memdir.cli import app
 from memdir.store import Store, lint_store
 
@@ -41,18 +41,34 @@ def odd_site(serve_catalog: Any, tmp_path_factory: pytest.TempPathFactory) -> Se
 
 def test_the_token_gate(store_site: Served) -> None:
     assert httpx.get(store_site.url("/s/store/"), timeout=30).status_code == 401
-    wrong = httpx.get(store_site.url("/s/store/?token=nope"), timeout=30)
+    wrong = httpx.get(store_site.url("/nope/s/store/"), timeout=30)
     assert wrong.status_code == 401 and "needs its token" in wrong.text
     assert get(store_site, "/s/store/").status_code == 200
-    first = httpx.get(store_site.url(f"/s/store/?q=session&token={store_site.token}"),
-                      timeout=30)
-    assert first.status_code == 303
-    assert first.headers["location"] == "/s/store/?q=session"
-    assert "httponly" in first.headers["set-cookie"].lower()
-    assert "samesite=strict" in first.headers["set-cookie"].lower()
-    again = httpx.get(store_site.url("/s/store/?q=session"), timeout=30,
-                      cookies={COOKIE: first.cookies[COOKIE]})
-    assert again.status_code == 200 and "session-01.md" in again.text
+    # the token as the first segment of the path, as the printed URL has it
+    page = httpx.get(store_site.page("/s/store/?q=session"), timeout=30)
+    assert page.status_code == 200 and "session-01.md" in page.text
+    assert "set-cookie" not in page.headers  # nothing a browser would send to other ports
+    assert f'href="/{store_site.token}/s/store/file/session-01.md"' in page.text
+    bare = httpx.get(store_site.url(f"/{store_site.token}"), timeout=30)
+    assert bare.status_code == 307 and bare.headers["location"] == f"/{store_site.token}/"
+    # the query form of earlier versions admits nothing any more
+    old = httpx.get(store_site.url(f"/s/store/?token={store_site.token}"), timeout=30)
+    assert old.status_code == 401
+
+
+def test_every_response_forbids_remote_loads_and_referrers(store_site: Served) -> None:
+    responses = [
+        httpx.get(store_site.page("/s/store/file/overview.md"), timeout=30),
+        httpx.get(store_site.page("/static/style.css"), timeout=30),
+        httpx.get(store_site.page("/s/store/file/nope.md"), timeout=30),  # 404
+        httpx.get(store_site.url("/s/store/"), timeout=30),  # 401
+        get(store_site, "/s/store/", headers={"Host": "attacker.example"}),  # 400
+    ]
+    assert [r.status_code for r in responses] == [200, 200, 404, 401, 400]
+    for response in responses:
+        csp = response.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "img-src 'self'" in csp
+        assert response.headers["referrer-policy"] == "no-referrer"
 
 
 def test_hosts_other_than_loopback_are_refused(store_site: Served) -> None:
@@ -86,7 +102,7 @@ def test_the_file_page_lists_what_lint_finds(odd_site: Served, conv50_store: Sto
 def test_health_page_links_each_finding(store_site: Served) -> None:
     page = get(store_site, "/s/store/health").text
     assert "lint defects (1)" in page
-    assert 'href="/s/store/file/overview.md?lines=17-17#L17"' in page
+    assert f'href="/{store_site.token}/s/store/file/overview.md?lines=17-17#L17"' in page
 
 
 def test_errors_say_what_to_do(store_site: Served) -> None:
@@ -149,7 +165,8 @@ def test_cli_refuses_remote_hosts_and_non_folders(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_serves_the_url_it_prints(conv50_store: Store) -> None:
-    env = {**os.environ, "MEMDIR_MCP_TOKEN": "s3cret"}
+    # the MCP server's token is in the environment; the browser must not take it
+    env = {**os.environ, "MEMDIR_MCP_TOKEN": "s3cret-of-the-mcp-server"}
     process = subprocess.Popen(
         [sys.executable, "-m", "memdir", "browse", str(conv50_store.root), "--port", "0",
          "--conversation", "locomo:conv-50", "--data-dir",
@@ -165,12 +182,19 @@ def test_cli_serves_the_url_it_prints(conv50_store: Store) -> None:
                 break
             if line.startswith("open http://127.0.0.1:"):
                 url = line.split()[1]
-        assert url is not None and url.endswith("/?token=s3cret")
+        assert url is not None and "s3cret" not in url
+        token = url.rstrip("/").rsplit("/", 1)[1]
+        assert len(token) >= 40  # 32 random bytes
         with httpx.Client(timeout=60, follow_redirects=True) as client:
             page = client.get(url)
             assert page.status_code == 200 and "session-30.md" in page.text
-            turn = client.get(url.split("/?")[0] + "/s/store/turn/S2T10")
+            turn = client.get(url + "s/store/turn/S2T10")
             assert turn.status_code == 200 and 'class="turn here"' in turn.text
+            base = url.removesuffix(f"{token}/")
+            for mcp in (f"{base}s3cret-of-the-mcp-server/", base):
+                refused = client.get(mcp, headers={
+                    "Authorization": "Bearer s3cret-of-the-mcp-server"})
+                assert refused.status_code == 401
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -196,7 +220,7 @@ def test_a_large_store_collapses_its_folders_and_checks_on_request(big_site: Ser
     assert "note-000.md" not in top and top.count('class="open"') == 10
     assert "run lint and the health check" in top  # 1,010 files: checked on request only
     opened = get(big_site, "/s/store/?under=/memories/topic-3").text
-    assert opened.count('class="name" href="/s/store/file/topic-3/') == 101
+    assert opened.count(f'class="name" href="/{big_site.token}/s/store/file/topic-3/') == 101
     assert "topic-4/" not in opened
     filtered = get(big_site, "/s/store/?q=note 7 of").text
     assert "note-007.md" in filtered and "# Note 7" in filtered  # few files: headings shown
@@ -233,7 +257,7 @@ def test_every_loopback_address_serves_and_still_refuses_foreign_hosts(
     process, url = _serve_on(host, tmp_path / "s")
     try:
         shown = f"[{host}]" if ":" in host else host
-        assert url.startswith(f"http://{shown}:") and url.endswith("/?token=s3cret")
+        assert url.startswith(f"http://{shown}:") and "s3cret" not in url
         with httpx.Client(timeout=60, follow_redirects=True) as client:
             assert client.get(url).status_code == 200
             foreign = client.get(url, headers={"Host": "attacker.example"})

@@ -221,3 +221,61 @@ def test_a_tree_a_thousand_levels_deep_is_verified_rebuilt_and_restored(
     store.reset_to({})
     history.restore(-1)
     assert store.capture()[0][deep] == _doc("x", "deep").encode()
+
+
+def test_a_git_link_or_pointer_file_at_the_root_is_refused(store: Store, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    subprocess.run(["git", "init", "-q", str(elsewhere)], check=True)
+    before = sorted(p.name for p in (elsewhere / ".git").iterdir())
+    for plant in ("link", "pointer"):
+        dotgit = store.root / ".git"
+        if plant == "link":
+            dotgit.symlink_to(elsewhere / ".git")
+        else:
+            dotgit.write_text(f"gitdir: {elsewhere / '.git'}\n")
+        with pytest.raises(HistoryError, match="not a folder memdir made"):
+            History(store).snapshot("chunk 1")
+        dotgit.unlink()
+    assert sorted(p.name for p in (elsewhere / ".git").iterdir()) == before
+    assert not (elsewhere / ".git" / "info" / "attributes").exists()
+
+
+def test_a_store_inside_another_repository_never_reaches_it(tmp_path: Path) -> None:
+    outer = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", str(outer)], check=True)
+    store = Store(outer / "memories", create=True)
+    store.create("/memories/a.md", _doc("a", "first"))
+    history = History(store)
+    assert not history.initialized
+    with pytest.raises(HistoryError, match="no history yet"):
+        history.steps()
+    history.snapshot("chunk 1")
+    assert (store.root / ".git").is_dir()
+    outer_status = subprocess.run(["git", "status", "--porcelain"], cwd=outer,
+                                  capture_output=True, text=True, check=True).stdout
+    assert "memories/" in outer_status  # untracked there; nothing was added to it
+    assert subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=outer,
+                          capture_output=True).returncode != 0
+
+
+def test_hooks_and_monitors_in_the_repository_config_never_run(
+    history: History, tmp_path: Path
+) -> None:
+    # Someone who can write .git/config (not an agent: the shell hides .git) names
+    # programs for git to run; memdir's own git calls turn each of them off.
+    ran = tmp_path / "ran"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    script.chmod(0o755)
+    config = history.store.root / ".git" / "config"
+    config.write_text(config.read_text() + f"[core]\n\tfsmonitor = {script}\n"
+                      f"[diff]\n\texternal = {script}\n")
+    hooks = history.store.root / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "pre-commit").write_text(script.read_text())
+    (hooks / "pre-commit").chmod(0o755)
+    history.store.create("/memories/c.md", _doc("c", "new"))
+    history.snapshot("chunk 5")
+    history.diff(0, -1)
+    assert history.verify().ok
+    assert not ran.exists()

@@ -44,7 +44,8 @@ def test_an_old_skills_run_loads_with_the_older_version_spelling(old_skills: Pat
     (step,) = cell.steps
     assert step.version == 1 and step.curation is not None
     md, csv = build_report(old_skills, PriceTable.load())
-    assert f"| {cell.cell.key} | 1 / 1 | 1 / 1 |" in md.read_text(encoding="utf-8")
+    # Table 15: one task, solved, the micro rate and its one family's rate
+    assert f"| {cell.cell.key} | 1 | 1 | 100.0 |" in md.read_text(encoding="utf-8")
     assert csv.read_text(encoding="utf-8").splitlines()[1].startswith(f"{cell.cell.key},full,0,")
 
 

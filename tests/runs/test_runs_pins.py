@@ -49,8 +49,11 @@ def test_a_skills_run_pins_every_cell_input_and_the_games_it_plays(
                        variants=["none", "curated_skills", "curated_skills_mem"],
                        executions=["expert", "openai/gpt-4.1"])
     manifest = pin_run(config, list_tasks(split))
+    # a model execution agent also sends its step turn and, in a long episode, the
+    # compaction note: both are pinned with its system prompt
     assert set(manifest.prompt_hashes) == {"retriever-cite-broad", "retriever-cite", "curator",
-                                           "curator-skills", "turn-task", "execution"}
+                                           "curator-skills", "turn-task", "execution",
+                                           "turn-step", "turn-compact"}
     assert set(manifest.toolset_digests) == {"read", "write", "skills-write"}
     assert len(manifest.datasets) == 4  # two games and their traj_data.json
     assert manifest.cells == [c.key for c in config.cells()]

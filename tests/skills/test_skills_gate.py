@@ -211,3 +211,102 @@ async def test_each_curated_variant_serves_with_its_own_bar(
     served = await variant.retrieve(1, task)
     assert served.record is not None and served.record.prompt_name == prompt
     script.assert_done()
+
+
+# The paper's rule on concrete edits: after a failure, a skill may have the one step the
+# failure exposed corrected (reworded, replaced, removed, or given its missing
+# precondition on one line beside it) and the failure added to its sources; nothing that
+# extends the procedure. Sources may sit in metadata.sources or a "## Sources" section.
+STEPS = "# Steps\n1. go to microwave 1\n2. heat egg 1 with microwave 1\n3. go to fridge 1\n"
+
+
+def sectioned(stem: str, kind: str, pairs: str, body: str = STEPS) -> str:
+    """An entry whose sources are a body section, not metadata.sources."""
+    return (f"---\nname: {stem}\ndescription: A {kind} for tests\nmetadata:\n  type: {kind}\n"
+            f"---\n{body}\n## Sources\n{pairs}")
+
+
+@pytest.mark.parametrize(("old_str", "new_str", "allowed", "why"), [
+    # a missing precondition, put beside the step it guards (the rest renumbered)
+    ("1. go to microwave 1\n2. heat egg 1 with microwave 1\n3. go to fridge 1",
+     "1. go to microwave 1\n2. open microwave 1\n3. heat egg 1 with microwave 1\n"
+     "4. go to fridge 1", True, ""),
+    ("2. heat egg 1 with microwave 1",
+     "2. open microwave 1, then heat egg 1 with microwave 1", True, ""),  # reworded in place
+    ("3. go to fridge 1\n", "", True, ""),  # a wrong step removed
+    ("3. go to fridge 1", "3. go to fridge 1\n4. put egg 1 in/on fridge 1", False,
+     "adds lines without rewriting"),  # a new step appended
+    ("2. heat egg 1 with microwave 1",
+     "2. open microwave 1\n3. heat egg 1 with microwave 1\n4. close microwave 1", False,
+     "turns 1 line(s) into 3"),  # one step grown into a sub-procedure
+    ("1. go to microwave 1\n2. heat egg 1 with microwave 1\n3. go to fridge 1",
+     "1. go to microwave 1 first\n2. heat egg 1 with microwave 1\n3. go to fridge 1 last",
+     False, "2 separate places"),  # two steps changed in one edit
+    ("3. go to fridge 1", "## Pitfalls\n3. go to fridge 1, not the countertop", False,
+     "adds a heading"),  # a reworded step under a new section
+])
+async def test_a_failure_may_correct_one_step_of_a_skill_in_place(
+        store: Store, old_str: str, new_str: str, allowed: bool, why: str) -> None:
+    store.create("/memories/heat.md", entry("heat", "skill", "success", body=STEPS))
+    original = store.read("/memories/heat.md")
+    library = GatedLibrary(store)
+    library.attempt = Attempt("t9", success=False)
+    result = await library.toolset().call("str_replace", {
+        "path": "/memories/heat.md", "old_str": old_str, "new_str": new_str})
+    assert result.is_error is not allowed, result.content
+    if allowed:
+        assert store.read("/memories/heat.md") == original.replace(old_str, new_str)
+    else:
+        assert why in result.content and "note" in result.content
+        assert store.read("/memories/heat.md") == original  # rolled back
+    assert audit_library(store) == []
+
+
+async def test_sources_may_be_a_section_of_the_body(store: Store) -> None:
+    library = GatedLibrary(store)
+    library.attempt = Attempt("t1", success=True)
+    tools = library.toolset()
+    skill = sectioned("heat", "skill", "- {task: t1, outcome: success}\n")
+    made = await tools.call("create", {"path": "/memories/heat.md", "file_text": skill})
+    assert not made.is_error, made.content
+    # a section that lists only failures makes no skill, for a success too
+    bad = await tools.call("create", {"path": "/memories/cool.md", "file_text": sectioned(
+        "cool", "skill", "- t1: failure\n")})
+    assert bad.is_error and "at least one successful" in bad.content
+    # neither place names an attempt: the schema asks for one, naming both places
+    bare = await tools.call("create", {"path": "/memories/clean.md", "file_text": (
+        "---\nname: clean\ndescription: d\nmetadata:\n  type: note\n---\nRinse it.\n")})
+    assert bare.is_error and "## Sources" in bare.content and "metadata.sources" in bare.content
+    odd = await tools.call("create", {"path": "/memories/clean.md", "file_text": sectioned(
+        "clean", "note", "- learned somewhere\n")})
+    assert odd.is_error and "names no task and outcome" in odd.content
+    # a failure adds itself to the section, and may not drop or change what is there
+    library.attempt = Attempt("t9", success=False)
+    joined = await tools.call("insert", {
+        "path": "/memories/heat.md", "insert_line": len(skill.splitlines()),
+        "insert_text": "- {task: t9, outcome: failure}"})
+    assert not joined.is_error, joined.content
+    swapped = await tools.call("str_replace", {
+        "path": "/memories/heat.md", "old_str": "- {task: t1, outcome: success}",
+        "new_str": "- {task: t8, outcome: success}"})
+    assert swapped.is_error and "not remove or change the others" in swapped.content
+    extra = await tools.call("insert", {"path": "/memories/heat.md", "insert_line": 8,
+                                        "insert_text": "4. put egg 1 in/on fridge 1"})
+    assert extra.is_error and "adds lines" in extra.content
+    assert store.files() == ["/memories/heat.md"]
+    assert store.read("/memories/heat.md") == skill + "- {task: t9, outcome: failure}\n"
+    # a note whose section lists a failure does not become a skill after a failure
+    store.create("/memories/egg-note.md", sectioned("egg-note", "note", "- t2: success\n"))
+    promoted = await tools.call("str_replace", {"path": "/memories/egg-note.md",
+                                                "old_str": "type: note", "new_str": "type: skill"})
+    assert promoted.is_error and "only a successful attempt may create a skill" in promoted.content
+    assert audit_library(store) == []
+
+
+def test_the_audit_reads_sources_from_either_place(store: Store) -> None:
+    store.write("/memories/bad.md", sectioned("bad", "skill", "- t1: failure\n- t2 (failure)\n"))
+    store.write("/memories/mixed.md", entry("mixed", "skill", "failure") + "\n## Sources\n"
+                "- t5: success\n")
+    store.write("/memories/good.md", sectioned("good", "skill", "- t3: success\n"))
+    assert [(f.path, f.check) for f in audit_library(store)] == [("/memories/bad.md", "gate")]
+    assert "t1, t2" in audit_gate(store)[0].problem

@@ -94,8 +94,9 @@ def test_tables_17_and_18_aggregate_the_execution_records(run: Path) -> None:
 
 def test_figures_11_and_12_are_drawn_from_the_records(run: Path, tmp_path: Path) -> None:
     cells = load_run(run)
-    figures = write_figures(cells, tmp_path)
-    assert [p.name for p in figures.written] == ["curation_effort.png", "running_success.png"]
+    figures = write_figures(cells, tmp_path, run)
+    assert [p.name for p in figures.written] == ["curation_effort.png", "running_success.png",
+                                                 "hierarchy.png", "compression.png"]
     assert figures.skipped == {}
     for path in figures.written:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
@@ -104,8 +105,24 @@ def test_figures_11_and_12_are_drawn_from_the_records(run: Path, tmp_path: Path)
     none = next(c for c in cells if c.cell.variant == "none")
     assert running_success(none.steps, none.steps[0].family) in ([0.0], [1.0])
     # without a none cell there is nothing to difference against, and the report says so
-    alone = write_figures([curated], tmp_path / "alone")
+    alone = write_figures([curated], tmp_path / "alone", run)
     assert alone.skipped["running_success.png"].startswith("needs a full-chain memory cell")
+
+
+def test_figure_9_measures_the_chain_store_s_own_snapshots(run: Path) -> None:
+    from memdir.metrics import measure_store
+    from memdir.skills._growth_figures import _trajectory
+    from memdir.store import Store
+
+    curated = next(c for c in load_run(run) if c.cell.variant == "curated_skills")
+    found = _trajectory(curated, run)
+    assert found is not None
+    positions, depth, b1 = found
+    assert positions == [float(p) for p in range(1, len(curated.steps) + 1)]  # one per task
+    final = measure_store(Store(run / curated.cell.key / "full" / "store"))
+    assert depth[-1] == pytest.approx(final.shape.mean_leaf_depth)
+    assert final.taxonomy.b1_distinguishability is not None
+    assert b1[-1] == pytest.approx(final.taxonomy.b1_distinguishability)
 
 
 def test_table_8_counts_each_chain_s_final_library_from_its_store(run: Path) -> None:

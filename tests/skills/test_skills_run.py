@@ -114,7 +114,9 @@ def test_report_from_records(ran: tuple[RunConfig, Path]) -> None:
     md, table = build_report(config.output)
     text = md.read_text(encoding="utf-8")
     wins = sum(s.success for s in load_steps(chain).values())
-    assert f"| full-chain.episode_log_recent.exec-expert | {wins} / 3 | {wins} / 3 |" in text
+    rate = f"{100 * wins / 3:.1f}"
+    # Table 15: tasks, solved, the micro rate and the one family's rate
+    assert f"| full-chain.episode_log_recent.exec-expert | 3 | {wins} | {rate} | {rate} |" in text
     assert "$0.0000" in text  # the expert and the episode log cost nothing
     rows = list(csv.DictReader(io.StringIO(table.read_text(encoding="utf-8"))))
     assert [int(r["store_files"]) for r in rows] == [1, 2, 3]

@@ -101,10 +101,11 @@ async def test_a_refused_change_is_undone_to_the_exact_bytes(store: Store) -> No
     removed = await tools.call("bash", {"command": "rm heating/heat.md"})
     assert not removed.is_error and store.files() == []  # deleting is not gated
     assert library.refusals == [
-        "/memories/heat.md: this attempt (t9) failed, so it may not extend the skill's "
-        "procedure (this edit adds lines). It may correct the step the failure exposed by "
-        "rewording that step in place, without adding lines; new advice beyond that goes "
-        "into a note."] * 2
+        "/memories/heat.md: this attempt (t9) failed, so it may not extend the skill: this "
+        "edit adds lines without rewriting any that were there. A failure may correct the one "
+        "step it showed to be wrong: reword, replace or remove that step where it stands (a "
+        "missing precondition goes into the step, or on one line beside it); anything more it "
+        "teaches goes into a note (metadata.type: note)."] * 2
 
 
 async def test_after_a_success_bash_may_create_and_extend_skills(store: Store) -> None:
@@ -140,5 +141,51 @@ def test_a_config_runs_gated_variants_under_shell(tmp_path: object) -> None:
     shell = next(c for c in config.cells() if c.key.endswith("mem_gs.cur-gpt-5_4-mini"
                                                              ".exec-expert.h-shell"))
     prompts, toolsets = shell.inputs()
-    assert prompts == ["retriever-guidance@shell", "turn-task", "curator@shell"]
+    assert prompts == ["retriever-guidance@shell", "turn-task-guidance", "curator@shell"]
     assert toolsets[0] == "shell-read"
+
+
+async def test_under_shell_a_failure_corrects_one_step_and_may_list_itself_in_a_section(
+        store: Store) -> None:
+    # The same rule as the write set's, judged on what each command left behind.
+    store.create("/memories/heat.md", SKILL)
+    library = GatedLibrary(store, "shell")
+    library.attempt = Attempt("t9", success=False)
+    tools = library.toolset()
+    # a missing precondition on its own line beside the step it guards, the rest renumbered
+    fixed = await tools.call("bash", {"command": (
+        "sed -i 's/^2. heat$/2. open microwave 1\\n3. heat/' heat.md")})
+    assert not fixed.is_error, fixed.content
+    assert store.read("/memories/heat.md").endswith(
+        "1. go to microwave\n2. open microwave 1\n3. heat\n")
+    corrected = store.read_bytes("/memories/heat.md")
+    # the failure lists itself in a Sources section instead of metadata.sources
+    listed = await tools.call("bash", {"command": (
+        "printf '\\n## Sources\\n- {task: t9, outcome: failure}\\n' >> heat.md")})
+    assert not listed.is_error, listed.content
+    listed_bytes = store.read_bytes("/memories/heat.md")
+    assert listed_bytes.startswith(corrected)
+    # a new section of advice, or a step grown into three, is refused and undone exactly
+    section = await tools.call("bash", {"command": (
+        "printf '## Pitfalls\\n- the egg cools fast\\n' >> heat.md")})
+    assert section.is_error and "adds lines without rewriting" in section.content
+    grown = await tools.call("bash", {"command": (
+        "sed -i 's/^3. heat$/3. heat egg 1\\n4. wait\\n5. take egg 1/' heat.md")})
+    assert grown.is_error and "turns 1 line(s) into 3" in grown.content
+    assert store.read_bytes("/memories/heat.md") == listed_bytes
+    assert len(library.refusals) == 2 and audit_library(store) == []
+
+
+async def test_under_shell_a_success_may_keep_sources_in_a_section(store: Store) -> None:
+    library = GatedLibrary(store, "shell")
+    library.attempt = Attempt("t1", success=True)
+    tools = library.toolset()
+    skill = ("---\nname: cool\ndescription: Cool an object with the fridge; use for any "
+             "'put a cool X in Y' task\nmetadata:\n  type: skill\n---\n# Steps\n"
+             "1. cool X with fridge 1\n\n## Sources\n- t1: success\n")
+    made = await tools.call("bash", {"command": _cat("/memories/cool.md", skill)})
+    assert not made.is_error, made.content
+    only_failures = skill.replace("cool", "warm").replace("t1: success", "t1: failure")
+    bad = await tools.call("bash", {"command": _cat("/memories/warm.md", only_failures)})
+    assert bad.is_error and "at least one successful" in bad.content
+    assert store.files() == ["/memories/cool.md"] and audit_library(store) == []

@@ -10,6 +10,7 @@ from memdir.store import (
     DESCRIPTION_MAX_CHARS,
     Frontmatter,
     Store,
+    entry_sources,
     parse_document,
     parse_file,
     render_file,
@@ -97,6 +98,19 @@ def test_skill_metadata_schema() -> None:
     assert validate_skill_metadata(Frontmatter(name="s", description="d"))[0].code == "bad-metadata"
 
 
+def test_skill_sources_may_be_a_body_section() -> None:
+    # The paper accepts an entry's sources in metadata.sources or in a "## Sources" section.
+    typed = Frontmatter(name="s", description="d", metadata={"type": "note"})
+    body = "# Lesson\nOpen it first.\n\n## Sources\n- {task: t1, outcome: failure}\n- t2: success\n"
+    assert validate_skill_metadata(typed, body) == []
+    assert entry_sources(typed, body) == [("t1", "failure"), ("t2", "success")]
+    missing = validate_skill_metadata(typed, "# Lesson\nOpen it first.\n")
+    assert missing and "## Sources" in missing[0].message
+    assert "no attempt is recorded" in validate_skill_metadata(typed)[0].message
+    vague = validate_skill_metadata(typed, "## Sources\n- an earlier run\n")
+    assert vague and "names no task and outcome" in vague[0].message
+
+
 @pytest.mark.parametrize(
     ("text", "slug"),
     [("Alice Smith", "alice-smith"), ("  Trip to Paris!! 2023 ", "trip-to-paris-2023"),
@@ -123,3 +137,15 @@ def test_a_byte_order_mark_is_tolerated(tmp_path: Path) -> None:
     store = Store(tmp_path / "s", create=True)
     (store.root / "a.md").write_text(text, encoding="utf-8")
     assert store.description("/memories/a.md") == "With a BOM"
+
+
+def test_lint_for_skills_reads_a_sources_section(tmp_path: Path) -> None:
+    from memdir.store import lint_store
+
+    store = Store(tmp_path)
+    store.write("/memories/open-first.md", "---\nname: open-first\ndescription: d\nmetadata:\n"
+                "  type: note\n---\n# Lesson\nOpen it first.\n\n## Sources\n- t1: failure\n")
+    store.write("/memories/unsourced.md", "---\nname: unsourced\ndescription: d\nmetadata:\n"
+                "  type: note\n---\n# Lesson\nOpen it first.\n")
+    flagged = {f.path for f in lint_store(store, skills=True) if f.code == "bad-metadata"}
+    assert flagged == {"/memories/unsourced.md"}

@@ -217,3 +217,28 @@ def test_each_build_is_a_transcript_in_the_runs_logs(built_run: tuple[Path, Buil
         assert info.build is not None
         # every model call the build recorded is in the build's transcript
         assert len(model_events(sample, "mockllm/model")) == info.build.model_calls
+
+
+def test_figure5_checkpoints_every_model_built_store(built_run: tuple[Path, Builder, StudyConfig]
+                                                     ) -> None:
+    from memdir.metrics import measure_store
+    from memdir.store import Store
+    from memdir.study._growth_figure import _series
+
+    tmp, _, _ = built_run
+    run = load_run(tmp / "run")
+    series = dict(_series(run))
+    built = {k for k, info in run.stores.items() if info.build and info.build.units}
+    assert set(series) == built and len(built) == len(VARIANTS)
+    for key, columns in series.items():
+        info = run.stores[key]
+        assert info.path is not None and info.build is not None
+        # one checkpoint per snapshot of the build, the last one the store as it stands
+        assert len(columns["step"]) >= 2
+        final = measure_store(Store(info.path)).shape
+        assert columns["files"][-1] == final.files
+        assert columns["sections"][-1] == final.sections
+        assert columns["bytes"][-1] == pytest.approx(final.bytes / 1024)
+    text_md, written = write_report(tmp / "run")
+    figure = next(p for p in written if p.name == "fig5-store-growth.png")
+    assert figure.stat().st_size > 5000 and "](fig5-store-growth.png)" in text_md

@@ -21,6 +21,9 @@ from memdir.tools._harness import TOOL_BLOCKS
 SEARCH = ["search-hierarchical", "search-flat", "search-foldered"]
 BUILD = ["management-conversation", "management-blocks", "reorganize-preserve",
          "reorganize-condense", "reorganize-preserve-blocks", "reorganize-condense-blocks"]
+SKILLS = ["curator", "curator-skills", "retriever-guidance", "retriever-cite",
+          "retriever-cite-broad", "retriever-episodes"]
+"""The skill setting's store roles: both curators and every retriever."""
 _TOOL_NAMES = re.compile(r"`(?:view|grep|toc|section_read|str_replace|insert|rename|create)"
                          r"`|view_range|\b(?:toc|section_read|str_replace)\b")
 
@@ -46,7 +49,7 @@ def test_every_tool_block_exists_under_every_harness(harness: str) -> None:
         assert _read(f"blocks/{block}.md").strip(), (harness, slot)
 
 
-@pytest.mark.parametrize("name", [*SEARCH, *BUILD, "foldering"])
+@pytest.mark.parametrize("name", [*SEARCH, *BUILD, "foldering", *SKILLS])
 def test_a_harness_changes_only_the_tool_blocks(name: str) -> None:
     center = _without_tool_blocks(name)
     for harness in ("center+bm25", "shell"):
@@ -60,12 +63,21 @@ def test_center_is_the_prompt_as_written() -> None:
         assert load_prompt(f"{name}@center", **fields).text == load_prompt(name, **fields).text
 
 
-@pytest.mark.parametrize("name", [*SEARCH, *BUILD, "foldering", "curator", "retriever-cite"])
+@pytest.mark.parametrize("name", [*SEARCH, *BUILD, "foldering", *SKILLS])
 def test_shell_prompts_name_no_tool_the_shell_lacks(name: str) -> None:
     text = _text(f"{name}@shell")
     assert not _TOOL_NAMES.findall(text), _TOOL_NAMES.findall(text)
-    assert "bash" in text or name == "retriever-cite"  # the retriever's blocks are tool-free
+    assert "`bash`" in text or "grep -r" in text
     assert "/memories" in text
+
+
+@pytest.mark.parametrize("name", SKILLS)
+def test_the_skill_roles_describe_ranked_search_under_center_bm25(name: str) -> None:
+    # Before, no curator or retriever block named a tool that Center+BM25 rewords, so
+    # their Center+BM25 prompts were byte for byte Center's and never mentioned search.
+    center, bm25 = _text(name), _text(f"{name}@center+bm25")
+    assert "`search`" not in center and "`search`" in bm25 and "BM25" in bm25
+    assert "`grep`" in center and "`grep`" in bm25
 
 
 @pytest.mark.parametrize("name", SEARCH)

@@ -22,15 +22,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from agents.fake_openai import FakeOpenAI
+from agents.fake_judge import FakeJudge, correct, flipped
 from memdir.bench.judge import CORRECTNESS_PROMPT, template_text
 from memdir.cli import app
 from memdir.config import get_settings
@@ -45,90 +43,6 @@ from .helpers import OFFLINE, SHARED_DATA
 JUDGE = "openai-api/fakejudge/judge"
 """The judge as the study names it: FAKEJUDGE_BASE_URL points inspect_ai at the server."""
 LIMIT = 8
-_QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.S)
-_GOLD = re.compile(r"<reference_answer>\n(.*?)\n</reference_answer>", re.S)
-_ANSWER = re.compile(r"<agent_answer>\n(.*?)\n</agent_answer>", re.S)
-_CITED = re.compile(r"<cited_content>\n(.*?)\n</cited_content>", re.S)
-
-
-def flipped(question: str) -> bool:
-    """Whether the flipping judge reverses its grade of ``question`` (about half of them)."""
-    return int(hashlib.sha256(question.encode()).hexdigest(), 16) % 2 == 0
-
-
-def correct(gold: str, answer: str) -> int:
-    """The fake judge's correctness rule: some word of four letters or more of the gold."""
-    words = {w for w in re.findall(r"[a-z0-9]+", gold.lower()) if len(w) >= 4}
-    return int(bool(words & set(re.findall(r"[a-z0-9]+", answer.lower()))))
-
-
-def _text(message: dict[str, object]) -> str:
-    content = message["content"]
-    if isinstance(content, str):
-        return content
-    assert isinstance(content, list)
-    return "".join(str(part.get("text", "")) for part in content)
-
-
-def grade(prompt: str, flip: bool) -> dict[str, object]:
-    """The reply to one judge prompt, computed from its content alone."""
-    question = _QUESTION.search(prompt)
-    assert question is not None, prompt[:200]
-    cited = _CITED.search(prompt)
-    if cited is not None:
-        found = "NOT FOUND" not in cited.group(1) and "cites nothing" not in cited.group(1)
-        return {"citation_correctness": 1 if found else 0, "citation_relevance": 0.5,
-                "aggregation": 1, "reason": "fake"}
-    gold, answer = _GOLD.search(prompt), _ANSWER.search(prompt)
-    assert gold is not None and answer is not None
-    score = correct(gold.group(1), answer.group(1))
-    if flip and flipped(question.group(1)):
-        score = 1 - score
-    return {"correct": score, "reason": "fake"}
-
-
-class _JudgeHandler(BaseHTTPRequestHandler):
-    server: Any  # the fake's server; its ``fake`` is the FakeJudge
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-        fake: FakeJudge = self.server.fake
-        with fake.lock:
-            fake.requests += 1
-            failing = fake.fail_after is not None and fake.requests > fake.fail_after
-        if failing:
-            self._send(500, {"error": {"message": "judge backend down", "type": "server_error"}})
-            return
-        reply = grade(_text(body["messages"][0]), fake.mode == "flip")
-        self._send(200, {
-            "id": "j1", "object": "chat.completion", "created": 0, "model": "judge",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": json.dumps(reply)}}],
-            "usage": {"prompt_tokens": 300, "completion_tokens": 12, "total_tokens": 312}})
-
-    def _send(self, status: int, data: dict[str, object]) -> None:
-        raw = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-
-class FakeJudge(FakeOpenAI):
-    """The loopback server of tests/agents answering as a judge: ``mode`` is ``same``
-    or ``flip``; ``fail_after`` makes every request after that many answer 500."""
-
-    def __init__(self) -> None:
-        super().__init__(_JudgeHandler)
-        self.mode = "same"
-        self.fail_after: int | None = None
-        self.lock = threading.Lock()
-
-
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeJudge]:
     server = FakeJudge()
@@ -220,7 +134,8 @@ def test_changing_a_template_or_a_setting_changes_the_judge_hash() -> None:
     assert base is not None
     texts = {name: template_text(name) for name in base.templates}
     edited = dict(texts, **{CORRECTNESS_PROMPT: texts[CORRECTNESS_PROMPT].replace(
-        "Score 1 if", "Score 1 only if")})
+        "Judge only correctness", "Judge nothing but correctness")})
+    assert edited[CORRECTNESS_PROMPT] != texts[CORRECTNESS_PROMPT]
     assert "{{gold}}" in texts[CORRECTNESS_PROMPT]  # a field's place is part of the template
     again = judge_pin(settings, templates=texts)
     changed = judge_pin(settings, templates=edited)

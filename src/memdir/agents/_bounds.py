@@ -15,6 +15,11 @@ context plus v_{r-1} plus the new tool results and messages.
 - realized = (ceiling - measured) / (ceiling - floor): the share of the
   achievable caching savings that the provider's cache delivered.
 
+A call made after a compaction rewrote the history (``kept_prefix`` set on its
+record) does not extend the previous call's context: only its first
+``kept_prefix`` tokens were seen before, so it adds c_r - kept_prefix unique
+tokens, and the calls after it extend it as before.
+
 A cell's bounds are the sums over its episodes (no cache sharing is credited
 across episodes), and its realized share is computed from those sums.
 """
@@ -75,7 +80,10 @@ def episode_bounds(calls: EpisodeRecord | Sequence[CallRecord]) -> ComputeBounds
     for call in records:
         usage = call.usage
         context = usage.input
-        unique += max(0, context - previous_context - previous_visible)
+        if call.kept_prefix is not None:  # a compacted history: only its prefix was seen
+            unique += max(0, context - call.kept_prefix)
+        else:
+            unique += max(0, context - previous_context - previous_visible)
         decode += usage.output
         ceiling += context + usage.output
         measured += usage.uncached_input + usage.cache_write + usage.output

@@ -75,6 +75,12 @@ class CallRecord(BaseModel):
     forced_final: bool = Field(
         default=False, description="The call asking for the final answer after the budget ran out."
     )
+    kept_prefix: int | None = Field(
+        default=None, ge=0,
+        description="Set when the history was compacted before this call: its context no "
+        "longer extends the previous call's, and only its first kept_prefix input tokens (the "
+        "part the compaction left unchanged, the first call's whole input) were seen before.",
+    )
 
 
 class EpisodeRecord(BaseModel):

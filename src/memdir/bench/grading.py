@@ -25,9 +25,11 @@ import importlib
 import re
 import string
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from memdir.bench._options import chosen_option
 from memdir.bench._schema import Question
 
 __all__ = [
@@ -111,36 +113,21 @@ def answer_f1(question: Question, prediction: str) -> float:
     return token_f1(prediction, gold)
 
 
-_PAREN = re.compile(r"\(([a-d])\)", re.IGNORECASE)
-_BARE = re.compile(r"^\W*([a-d])\W*$", re.IGNORECASE)
-_NAMED = re.compile(
-    r"\b(?:answer|option|choice)\s*(?:is\s*)?[:\-]?\s*\(?([a-d])(?=\)|[.,:;!]|\s*$)",
-    re.IGNORECASE,
-)
+def extract_option(answer: str, options: Sequence[str] = ()) -> str | None:
+    """The single option ``(a)``..``(h)`` an answer chose, or None.
 
-
-def extract_option(answer: str) -> str | None:
-    """The single option ``(a)``..``(d)`` an answer picks, or None.
-
-    Reads ``(b)`` anywhere in the text; failing that, an answer that is just a
-    letter (``b``, ``B.``) or names one (``Answer: b``, ``option C``). Zero or
-    several different options give None: such an answer is graded wrong.
+    The choice is read as the paper's prompts place it, from the first sentence
+    that names an option; the rules are in :mod:`memdir.bench._options`. With the
+    question's ``options``, an answer that names no letter but repeats one
+    option's text chose that option. No choice, a hedge or a refusal give None:
+    such an answer is graded wrong.
     """
-    found = {m.lower() for m in _PAREN.findall(answer)}
-    if not found:
-        bare = _BARE.match(answer)
-        if bare:
-            found = {bare.group(1).lower()}
-        else:
-            found = {m.lower() for m in _NAMED.findall(answer)}
-    if len(found) != 1:
-        return None
-    return f"({found.pop()})"
+    return chosen_option(answer, options)
 
 
-def option_correct(answer: str, gold: str) -> bool:
-    """Exact match of the option an answer picks against a gold like ``(c)``."""
-    picked = extract_option(answer)
+def option_correct(answer: str, gold: str, options: Sequence[str] = ()) -> bool:
+    """Exact match of the option an answer chose against a gold like ``(c)``."""
+    picked = extract_option(answer, options)
     return picked is not None and picked == gold.strip().lower()
 
 
@@ -152,4 +139,4 @@ def grade_option(question: Question, answer: str) -> bool:
     """
     if not question.options or question.answer is None:
         raise ValueError(f"{question.id} is not a multiple-choice question with a gold option")
-    return option_correct(answer, question.answer)
+    return option_correct(answer, question.answer, question.options)

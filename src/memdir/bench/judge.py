@@ -2,13 +2,14 @@
 
 Correctness is 0/1 against gold; attribution is three scores of 0/0.5/1.
 Each grade is one tool-free call of the judge role with its frozen prompt; the
-reply is a JSON object, parsed strictly. For attribution the judge is shown
-every citation of the answer resolved against the store, each with the whole of
-what it points into: the whole file for a file or line-range citation (the cited
-lines marked), the whole section for a section citation, up to
-:data:`CITED_CHARS` characters per citation with a visible mark saying how much
-was cut; a citation that resolves to nothing is shown as NOT FOUND. The judge's defaults live
-here with it: one call, a 2,048-token cap, low reasoning effort, temperature 0.
+reply is a JSON object whose reasoning comes before its scores (the order the
+prompts ask for), parsed strictly. For attribution the judge is shown every
+citation of the answer resolved against the store, each followed by its file,
+numbered, the cited lines marked: the whole file when it fits
+:data:`CITED_CHARS` characters, else a window placed around the cited lines
+(:mod:`memdir.bench._cited`); a citation that resolves to nothing is shown as
+NOT FOUND. The judge's defaults live here with it: one call, a 2,048-token cap,
+low reasoning effort, temperature 0.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
 from memdir.agents import (
-    Citation,
     EpisodeRecord,
     RoleConfig,
     load_prompt,
@@ -28,11 +28,13 @@ from memdir.agents import (
     resolve_citations,
     run_agent,
 )
-from memdir.store import Store, StoreError, find_section
+from memdir.bench._cited import CITED_CHARS, CITED_VIEW, judged_view
+from memdir.store import Store
 
 __all__ = [
     "ATTRIBUTION_PROMPT",
     "CITED_CHARS",
+    "CITED_VIEW",
     "CORRECTNESS_PROMPT",
     "JUDGE_ROLE",
     "AttributionGrade",
@@ -54,8 +56,6 @@ JUDGE_ROLE = RoleConfig(role="judge", prompt=CORRECTNESS_PROMPT, toolset=None, m
                         max_tokens=2048, reasoning_effort="low", temperature=0.0)
 """The judge's defaults: one tool-free call per grade."""
 
-CITED_CHARS = 12_000
-"""Most characters of one citation's file or section the attribution judge is shown."""
 _JSON = re.compile(r"\{.*\}", re.DOTALL)
 _HALVES = (0.0, 0.5, 1.0)
 _INSTRUCTION = "Grade the answer now. Reply with the JSON object only."
@@ -118,6 +118,11 @@ def _parse(text: str, keys: tuple[str, ...]) -> dict[str, object]:
     return dict(data)
 
 
+def _reason(data: dict[str, object]) -> str:
+    """The judge's reasoning (``reasoning``; ``reason`` in replies to earlier templates)."""
+    return str(data.get("reasoning", data.get("reason", "")))
+
+
 def _half(value: object, key: str) -> float:
     try:
         number = float(value)  # type: ignore[arg-type]
@@ -143,8 +148,7 @@ async def judge_correctness(
     correct = _half(data["correct"], "correct")
     if correct == 0.5:
         raise JudgeError("correct must be 0 or 1, not 0.5")
-    return CorrectnessGrade(correct=int(correct), reason=str(data.get("reason", "")),
-                            record=run.record)
+    return CorrectnessGrade(correct=int(correct), reason=_reason(data), record=run.record)
 
 
 async def judge_attribution(
@@ -163,54 +167,4 @@ async def judge_attribution(
     keys = ("citation_correctness", "citation_relevance", "aggregation")
     data = _parse(run.text, keys)
     scores = {k: _half(data[k], k) for k in keys}
-    return AttributionGrade(**scores, reason=str(data.get("reason", "")), record=run.record)
-
-
-def _whole(store: Store, citation: Citation) -> str:
-    """The text a citation points into, whole: its section, or its file with cited lines marked."""
-    text = store.read(citation.path)
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    if citation.section:
-        found = find_section(text, citation.section)
-        return "\n".join(lines[found.start - 1:found.end])
-    if citation.start is None:
-        return "\n".join(lines)
-    end = citation.end or citation.start
-    return "\n".join(f"{'>>' if citation.start <= i <= end else '  '} {i:>5}  {line}"
-                     for i, line in enumerate(lines, start=1))
-
-
-def _capped(text: str, cap: int) -> str:
-    if len(text) <= cap:
-        return text
-    return (text[:cap] + f"\n[... cut here: {len(text) - cap:,} more characters of this "
-            "citation are not shown]")
-
-
-def judged_view(store: Store, citations: list[Citation], cap: int = CITED_CHARS) -> str:
-    """What the attribution judge is shown: each citation, then the whole text it points into.
-
-    A file or line-range citation shows the whole file (line-range ones with their
-    line numbers, the cited lines marked ``>>``); a section citation shows the
-    whole section. Each is capped at ``cap`` characters with a mark saying how
-    much was cut. An unresolved citation shows NOT FOUND and why.
-    """
-    if not citations:
-        return "(the answer cites nothing)"
-    blocks = []
-    for c in citations:
-        if not c.resolved:
-            blocks.append(f"{c.raw}\nNOT FOUND ({c.problem})")
-            continue
-        try:
-            body = _whole(store, c)
-        except (StoreError, LookupError) as exc:  # changed since it was resolved
-            blocks.append(f"{c.raw}\nNOT FOUND ({exc})")
-            continue
-        where = ("the whole section" if c.section else
-                 "the whole file, cited lines marked >>" if c.start is not None else
-                 "the whole file")
-        blocks.append(f"{c.raw} ({where})\n{_capped(body, cap)}")
-    return "\n\n".join(blocks)
+    return AttributionGrade(**scores, reason=_reason(data), record=run.record)

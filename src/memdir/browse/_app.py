@@ -1,10 +1,16 @@
 """The browser's ASGI application: routes, the token gate and serving on loopback.
 
 The same rule as the HTTP MCP server: bind loopback addresses only, and require
-the session's token on every request. A browser cannot set an ``Authorization``
-header from a link, so the token may also come once as ``?token=...``; the page
-then sets an HttpOnly, same-site cookie and redirects to the URL without it. Hosts
-other than loopback names are refused (a guard against DNS rebinding).
+the session's own token (made fresh by ``memdir browse``, never the MCP server's)
+on every request. A browser cannot set an ``Authorization`` header from a link, so
+the token is the first segment of every page's path (``/TOKEN/s/store/``) and no
+cookie is ever set: browsers send a host's cookies to all its ports, so any local
+user listening on another loopback port would receive one. Every response carries
+a Content-Security-Policy that lets the page load nothing but this server's own
+style sheet and images (a memory file's ``![](http://...)`` loads nothing), and
+``Referrer-Policy: no-referrer``, so following a link out of a page sends no URL
+with the token. Hosts other than loopback names are refused (a guard against DNS
+rebinding).
 """
 
 from __future__ import annotations
@@ -13,21 +19,20 @@ import hmac
 import inspect
 from collections.abc import Awaitable, Callable
 from functools import partial
-from http.cookies import SimpleCookie
 from importlib.resources import files
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
 
 import anyio
 import uvicorn
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memdir.browse._context import Browser
 from memdir.browse._history_pages import history_page
@@ -36,55 +41,85 @@ from memdir.browse._sources import Catalog
 from memdir.browse._store_pages import file_page, health_page, search_page, tree_page, turn_page
 from memdir.server import LoopbackError, is_loopback
 
-__all__ = ["COOKIE", "TokenGate", "browse_app", "serve"]
+__all__ = ["SECURITY_HEADERS", "TokenGate", "browse_app", "serve"]
 
-COOKIE = "memdir_browse"
 _LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
+SECURITY_HEADERS: dict[str, str] = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "base-uri 'none'; frame-ancestors 'none'"),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+"""Sent with every response, refusals and errors included."""
 
-class TokenGate:
-    """ASGI middleware admitting requests that carry the token (header, cookie or query).
 
-    Args:
-        app: The application to protect.
-        token: The session's secret.
-    """
+class _SecurityHeaders:
+    """ASGI middleware adding :data:`SECURITY_HEADERS` to every HTTP response."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        if not token:
-            raise ValueError("the browser's token must not be empty")
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._token = token.encode()
-
-    def _ok(self, given: str | bytes | None) -> bool:
-        if given is None:
-            return False
-        value = given.encode() if isinstance(given, str) else given
-        return hmac.compare_digest(value, self._token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
-        given = next((v for k, v in query if k == "token"), None)
-        if given is not None and self._ok(given):
-            rest = urlencode([(k, v) for k, v in query if k != "token"])
-            response: Response = RedirectResponse(scope["path"] + (f"?{rest}" if rest else ""),
-                                                  status_code=303)
-            response.set_cookie(COOKIE, self._token.decode(), httponly=True, samesite="strict")
-            await response(scope, receive, send)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class TokenGate:
+    """ASGI middleware admitting requests whose path starts with the token, or that bear it.
+
+    ``/TOKEN/rest`` is served as ``/rest`` under the root path ``/TOKEN`` (so the
+    pages' links, all made with that prefix, keep it); a request with the header
+    ``Authorization: Bearer TOKEN`` (scripts) is served at its own path.
+
+    Args:
+        app: The application to protect.
+        token: The session's secret (letters, digits, ``-`` and ``_`` only).
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token or not all(c.isascii() and (c.isalnum() or c in "-_") for c in token):
+            raise ValueError("the browser's token must be a non-empty URL-safe string")
+        self.app = app
+        self._token = token.encode()
+        self.prefix = f"/{token}"
+
+    def _ok(self, given: bytes) -> bool:
+        return hmac.compare_digest(given, self._token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
-        bearer = headers.get(b"authorization", b"")
-        cookies = SimpleCookie(headers.get(b"cookie", b"").decode("latin-1"))
-        if given is None and ((bearer.startswith(b"Bearer ") and self._ok(bearer[7:]))
-                              or (COOKIE in cookies and self._ok(cookies[COOKIE].value))):
+        path: str = scope["path"]
+        first, slash, _ = path[1:].partition("/")
+        if self._ok(first.encode("utf-8", "replace")):
+            if not slash:  # /TOKEN: the tree needs the slash for its links
+                await RedirectResponse(self.prefix + "/", status_code=307)(scope, receive, send)
+                return
+            await self.app({**scope, "root_path": scope.get("root_path", "") + self.prefix},
+                           receive, send)
+            return
+        bearer = dict(scope.get("headers") or []).get(b"authorization", b"")
+        if bearer.startswith(b"Bearer ") and self._ok(bearer[7:]):
             await self.app(scope, receive, send)
             return
         response = Response(
             "This memdir browser needs its token: open the URL that `memdir browse` "
-            "printed (it ends in ?token=...).\n", status_code=401,
+            "printed (http://HOST:PORT/TOKEN/).\n", status_code=401,
             media_type="text/plain", headers={"WWW-Authenticate": 'Bearer realm="memdir"'})
         await response(scope, receive, send)
 
@@ -119,11 +154,13 @@ def browse_app(catalog: Catalog, *, token: str | None, host: str = "127.0.0.1") 
 
     Args:
         catalog: What to show (see :func:`memdir.browse.open_target`).
-        token: The secret every request must carry (None: no gate, for in-process tests).
+        token: The secret every request must carry, as the first segment of its path
+            or as a bearer token (None: no gate, for in-process tests). Use a fresh
+            one per session (``secrets.token_urlsafe(32)``), never another server's.
         host: The loopback address it is served on; requests naming it are admitted
             besides the usual loopback names (``--host 127.0.0.2`` was refused before).
     """
-    browser = Browser(catalog)
+    browser = Browser(catalog, base=f"/{token}" if token else "")
 
     async def error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -147,7 +184,7 @@ def browse_app(catalog: Catalog, *, token: str | None, host: str = "127.0.0.1") 
     app: ASGIApp = Starlette(routes=routes, exception_handlers={HTTPException: error})
     bound = host.strip("[]").lower()
     app = TrustedHostMiddleware(app, allowed_hosts=[*_LOOPBACK_HOSTS, bound, f"[{bound}]"])
-    return TokenGate(app, token) if token else app
+    return _SecurityHeaders(TokenGate(app, token) if token else app)
 
 
 def serve(catalog: Catalog, *, host: str, port: int, token: str,
@@ -158,7 +195,7 @@ def serve(catalog: Catalog, *, host: str, port: int, token: str,
         catalog: What to show.
         host: A loopback address.
         port: The TCP port (0: any free one).
-        token: The session's secret.
+        token: The session's own secret (see :func:`browse_app`).
         ready: Called with the URL to open (token included) once the server listens.
 
     Raises:
@@ -182,6 +219,6 @@ def serve(catalog: Catalog, *, host: str, port: int, token: str,
                 bound = server.servers[0].sockets[0].getsockname()[1] if server.servers \
                     else port
                 shown = f"[{host}]" if ":" in host else host
-                ready(f"http://{shown}:{bound}/?token={token}")
+                ready(f"http://{shown}:{bound}/{token}/")
 
     anyio.run(run)

@@ -8,7 +8,7 @@ shows a stale view of a store that changed underneath it.
 from __future__ import annotations
 
 import hashlib
-import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -25,6 +25,7 @@ from memdir.store import ROOT
 __all__ = ["Browser", "fingerprint", "human_bytes"]
 
 T = TypeVar("T")
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def human_bytes(size: int | float) -> str:
@@ -75,10 +76,13 @@ class Browser:
 
     Args:
         catalog: What this session shows.
+        base: The path every URL of the session starts with (``/TOKEN``; empty when
+            no token gates it).
     """
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, base: str = "") -> None:
         self.catalog = catalog
+        self.base = base
         self.env = Environment(
             loader=PackageLoader("memdir.browse", "templates"),
             autoescape=select_autoescape(["html"]),
@@ -91,14 +95,20 @@ class Browser:
         self.env.globals["file_url"] = self.file_url
         self.env.globals["store_url"] = self.store_url
         self.env.globals["history_url"] = self.history_url
+        self.env.globals["url"] = self.url
         self.env.globals["ROOT"] = ROOT
         self.cache = _Lru(64)
         self.texts = _Lru(20_000)
         self.outlines = _Lru(20_000)
 
     def page(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-        """Render a template into a response."""
+        r"""Render a template into a response.
+
+        A file name that is not UTF-8 reaches the page as lone surrogates (Python's
+        ``surrogateescape``); each is shown as the byte it stands for (``\xff``).
+        """
         html = self.env.get_template(template).render(**context)
+        html = _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", html)
         return HTMLResponse(html, status_code=status_code)
 
     def store(self, sid: str) -> BrowsedStore:
@@ -111,9 +121,13 @@ class Browser:
 
     # -- URLs ------------------------------------------------------------------
 
+    def url(self, path: str) -> str:
+        """A path of this session (``/s/store/health``) as a URL the token gate admits."""
+        return self.base + path
+
     def store_url(self, sid: str, **query: Any) -> str:
         """The tree page of a store."""
-        return f"/s/{quote(sid)}/" + _query(query)
+        return self.url(f"/s/{quote(sid)}/" + _query(query))
 
     def file_url(self, sid: str, path: str, *, lines: tuple[int, int] | None = None,
                  step: int | None = None, view: str | None = None) -> str:
@@ -124,15 +138,17 @@ class Browser:
         if lines is not None:
             query["lines"] = f"{lines[0]}-{lines[1]}"
             anchor = f"#L{lines[0]}"
-        return f"/s/{quote(sid)}/file/{quote(rel)}" + _query(query) + anchor
+        # A name that is not UTF-8 (lint names such files) keeps its raw bytes, %-escaped.
+        rel = quote(rel, errors="surrogateescape")
+        return self.url(f"/s/{quote(sid)}/file/{rel}" + _query(query) + anchor)
 
     def history_url(self, sid: str, step: int | None = None, under: str | None = None) -> str:
         """The history page of a store, at ``step`` and showing folder ``under`` if given."""
-        return f"/s/{quote(sid)}/history" + _query({"step": step, "under": under})
+        return self.url(f"/s/{quote(sid)}/history" + _query({"step": step, "under": under}))
 
     def turn_url(self, sid: str, locator: str) -> str:
         """The page of a conversation turn."""
-        return f"/s/{quote(sid)}/turn/{quote(locator)}#{quote(locator)}"
+        return self.url(f"/s/{quote(sid)}/turn/{quote(locator)}#{quote(locator)}")
 
 
 def _query(values: dict[str, Any]) -> str:
@@ -141,12 +157,17 @@ def _query(values: dict[str, Any]) -> str:
 
 
 def fingerprint(entry: BrowsedStore) -> str:
-    """A digest of every file's path, size and modification time: changes when the store does."""
+    """A digest of every entry's path, kind, size and mtime: it changes when the store does.
+
+    It reads the store's own walk (entries as they are, links never followed), so a
+    dangling or looping link, or a name that is not UTF-8, is one more entry to
+    count, not a failure.
+
+    Raises:
+        StoreError: The store's root cannot be read.
+    """
     digest = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(entry.store.root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            if name.endswith(".md") and not name.startswith("."):
-                stat = os.stat(os.path.join(dirpath, name))
-                digest.update(f"{dirpath}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    for node in entry.store.tree():
+        name = "/".join(node.parts).encode("utf-8", "surrogateescape")
+        digest.update(name + f"\0{node.kind}\0{node.size}\0{node.mtime_ns}\n".encode())
     return digest.hexdigest()

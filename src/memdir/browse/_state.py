@@ -6,7 +6,7 @@ never checked out, so browsing a history leaves the store untouched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 
 from memdir.browse._context import Browser
@@ -42,6 +42,8 @@ class StoreState:
     browser: Browser
     entry: BrowsedStore
     step: Step | None = None
+    problems: dict[str, str] = field(default_factory=dict)
+    """Why a file read here could not be read as it is (it is shown decoded anyway)."""
 
     @cached_property
     def _blobs(self) -> dict[str, str] | None:
@@ -85,8 +87,13 @@ class StoreState:
         if self._blobs is None:
             try:
                 return self.entry.store.read(path)
-            except StoreError:
-                return None
+            except StoreError as exc:
+                try:  # not UTF-8: shown with each bad byte replaced, and said so
+                    data = self.entry.store.read_bytes(path)
+                except StoreError:
+                    return None
+                self.problems[path] = str(exc)
+                return data.decode("utf-8", errors="replace")
         blob = self._blobs.get(path)
         if blob is None:
             return None

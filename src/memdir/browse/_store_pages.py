@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote_to_bytes, urlencode
 
 import anyio
 from markupsafe import Markup, escape
@@ -14,17 +16,19 @@ from starlette.responses import HTMLResponse
 
 from memdir.browse._checks import INLINE_CHECK_FILES, checks_for
 from memdir.browse._context import Browser
-from memdir.browse._render import render_lines, render_markdown
+from memdir.browse._render import LinkResolver, render_lines, render_markdown
 from memdir.browse._sources import BrowsedStore
 from memdir.browse._state import StoreState, history_steps, parent_folders, state_of
 from memdir.browse._tree import FILES_SHOWN, HEADINGS_FILES, build_nodes
-from memdir.store import ROOT, Finding, StoreError
+from memdir.store import ROOT, Document, Finding, StoreError
 from memdir.store.history import HistoryError
 from memdir.tools import bm25_set, read_set
 from memdir.tools._grep import GREP_HIT
 from memdir.tools._ranked import RANKED_FILE, RANKED_LINE
 
 __all__ = ["file_page", "health_page", "search_page", "tree_page", "turn_page"]
+
+_log = logging.getLogger(__name__)
 
 
 
@@ -76,7 +80,51 @@ def _file_findings(state: StoreState, path: str, dangling: list[tuple[int, str]]
              for d in (doc.defects if doc is not None else [])]
     found += [Finding(path, "dangling-reference", f"cross-reference {problem}", line)
               for line, problem in dangling]
+    if path in state.problems:
+        found.append(Finding(path, "unreadable", f"{state.problems[path]} It is shown with "
+                             "each byte that is not UTF-8 as \ufffd; rewrite it as UTF-8."))
     return sorted(found, key=lambda f: (f.line or 0, f.code))
+
+
+def _rendered(doc: Document, links: LinkResolver, view: str
+              ) -> tuple[Markup | None, list[tuple[int, Markup, bool]] | None, Finding | None]:
+    """The body as HTML (or numbered lines); a file that breaks the renderer gets a finding.
+
+    The page then shows its numbered source as plain text instead, so a file is never
+    the reason its page fails.
+    """
+    try:
+        if view == "lines":
+            return None, render_lines(doc.text, links), None
+        return render_markdown(doc.body, doc.body_line, links), None, None
+    except Exception as exc:  # any content that breaks a renderer: shown, and logged
+        _log.exception("rendering %s failed", doc.path)
+        plain = [(n, Markup(escape(line)), False)
+                 for n, line in enumerate(doc.text.split("\n"), start=1)]
+        return None, plain, Finding(doc.path, "render-failed", f"this file could not be "
+                                    f"rendered ({type(exc).__name__}: {exc}); its source is "
+                                    "shown as plain text", None)
+
+
+def _requested(request: Request) -> str:
+    """The file path of a file page's URL, bytes that are not UTF-8 kept (as surrogates).
+
+    The decoded path would turn such a byte (``%FF``) into U+FFFD and name no file,
+    so it is read again from the raw path.
+    """
+    raw: bytes | None = request.scope.get("raw_path")
+    if raw and b"/file/" in raw:
+        return os.fsdecode(unquote_to_bytes(raw.split(b"/file/", 1)[1]))
+    path: str = request.path_params["path"]
+    return path
+
+
+def _not_a_memory(browser: Browser, entry: BrowsedStore, path: str, problem: str) -> str:
+    """Why ``path`` has no page, with what lint says of the entry there (a link, a bad name)."""
+    checks = checks_for(browser, entry)
+    said = [f"{f.code}: {f.message}" for f in (checks.findings if checks else [])
+            if f.path == path]
+    return " ".join([problem, *said]) if said else problem
 
 
 def file_page(browser: Browser, request: Request) -> HTMLResponse:
@@ -85,15 +133,17 @@ def file_page(browser: Browser, request: Request) -> HTMLResponse:
     ``?lines=A-B`` marks the cited lines and ``?view=lines`` shows the numbered source.
     """
     entry, state = _entry_and_state(browser, request)
-    path = f"{ROOT}/{request.path_params['path']}".rstrip("/")
+    path = f"{ROOT}/{_requested(request)}".rstrip("/")
     try:
         path = entry.store.resolve(path, "file").virtual
     except StoreError as exc:
-        raise HTTPException(404, str(exc)) from None
+        raise HTTPException(404, _not_a_memory(browser, entry, path, str(exc))) from None
     doc = state.document(path)
     if doc is None:
         where = f"step {state.step.index}" if state.step else "the store"
-        raise HTTPException(404, f"{path} is not in {where}; open the tree to see what is")
+        problem = f"{path} is not in {where}; open the tree to see what is."
+        raise HTTPException(404, problem if state.step else _not_a_memory(
+            browser, entry, path, problem))
     highlight = _lines(request.query_params.get("lines"))
     links = state.resolver((highlight,) if highlight else ())
     dangling = [(ref.line, links.xref(ref).problem or "") for ref in doc.xrefs
@@ -102,12 +152,13 @@ def file_page(browser: Browser, request: Request) -> HTMLResponse:
     header_lines = doc.text.split("\n")[: doc.body_line - 1]
     checks = checks_for(browser, entry) if state.step is None else None
     _, conversation_problem = entry.conversation()
+    body, lines, failed = _rendered(doc, links, view)
+    findings = _file_findings(state, path, dangling) + ([failed] if failed else [])
     return browser.page(
-        "file.html", entry=entry, state=state, path=path, doc=doc, view=view,
-        header="\n".join(header_lines), highlight=highlight,
-        body=render_markdown(doc.body, doc.body_line, links) if view != "lines" else None,
-        lines=render_lines(doc.text, links) if view == "lines" else None,
-        findings=_file_findings(state, path, dangling),
+        "file.html", entry=entry, state=state, path=path, doc=doc,
+        view="lines" if lines is not None else view,
+        header="\n".join(header_lines), highlight=highlight, body=body, lines=lines,
+        findings=findings,
         alarms=checks.alarms_of(path) if checks else [],
         checks_pending=checks is None and state.step is None,
         folders=parent_folders(path), conversation_problem=conversation_problem,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from memdir.browse._state import StoreState
@@ -35,6 +36,36 @@ class Node:
     def name(self) -> str:
         """The last part of the path."""
         return self.path.rsplit("/", 1)[-1]
+
+    def rows(self) -> Iterator[tuple[str, Node, int]]:
+        """The nodes below this one depth first, as the template draws them.
+
+        Yields ``("open", folder, depth)`` before a folder's children and
+        ``("close", folder, depth)`` after them, and ``("file", file, depth)``;
+        ``depth`` is 0 for this node's own children. Walked with a stack, so a tree
+        of any depth is drawn without recursion.
+        """
+        stack: list[tuple[Node, int, bool]] = [(c, 0, False) for c in reversed(self.children)]
+        while stack:
+            node, depth, done = stack.pop()
+            if not node.is_dir:
+                yield "file", node, depth
+            elif done:
+                yield "close", node, depth
+            else:
+                yield "open", node, depth
+                stack.append((node, depth, True))
+                stack += [(c, depth + 1, False) for c in reversed(node.children)]
+
+    def walk(self) -> list[Node]:
+        """This node and every node below it, each folder before its children."""
+        found: list[Node] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            found.append(node)
+            stack += reversed(node.children)
+        return found
 
 
 def _rows(state: StoreState) -> list[tuple[str, int, str | None]]:
@@ -81,30 +112,31 @@ def build_nodes(state: StoreState, needle: str = "", under: str = ROOT) -> tuple
     _order(root)
     if len(rows) > FILES_SHOWN:
         for child in root.children:
-            _collapse(child)
+            if child.is_dir:
+                _collapse(child)
     return root, len(rows)
 
 
-def _collapse(node: Node) -> None:
-    if not node.is_dir:
-        return
-    kept = [c for c in node.children if c.is_dir]
-    node.collapsed = len(kept) < len(node.children)
-    node.children = kept
-    for child in kept:
-        _collapse(child)
+def _collapse(top: Node) -> None:
+    """Leave only the folders below each folder of ``top`` (its files open on their own page)."""
+    for node in top.walk():
+        if node.is_dir:
+            kept = [c for c in node.children if c.is_dir]
+            node.collapsed = len(kept) < len(node.children)
+            node.children = kept
 
 
 def _add_headings(state: StoreState, node: Node) -> None:
-    for child in node.children:
-        if child.is_dir:
-            _add_headings(state, child)
-            continue
-        child.headings = state.outline(child.path)[1]
+    for child in node.walk():
+        if not child.is_dir:
+            child.headings = state.outline(child.path)[1]
 
 
-def _order(node: Node) -> int:
-    node.children.sort(key=lambda n: (not n.is_dir, n.name))
-    node.files = sum(_order(c) if c.is_dir else 1 for c in node.children)
-    node.size = sum(c.size for c in node.children)
-    return node.files
+def _order(top: Node) -> int:
+    """Sort every folder's children (folders first) and sum their files and sizes."""
+    folders = [n for n in top.walk() if n.is_dir]
+    for node in reversed(folders):  # children before their parents
+        node.children.sort(key=lambda n: (not n.is_dir, n.name))
+        node.files = sum(c.files if c.is_dir else 1 for c in node.children)
+        node.size = sum(c.size for c in node.children)
+    return top.files

@@ -53,10 +53,6 @@ def browse(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535,
                                       help="TCP port (0: any free one).")] = 8766,
-    token: Annotated[str | None, typer.Option(
-        "--token", help="The secret the pages require. Defaults to MEMDIR_MCP_TOKEN, else a "
-        "fresh random one; prefer the environment variable, which stays out of the "
-        "process list.")] = None,
 ) -> None:
     """Browse a store, its history of snapshots, or a study or skills run.
 
@@ -67,8 +63,10 @@ def browse(
     lint defects and health alarms; the history with diffs and growth curves;
     and a run's cells, questions and citations (each opens the cited lines).
 
-    Every request must carry the session's token: open the printed URL, which
-    holds it once and leaves a cookie. Nothing is ever written to the store.
+    Every request must carry the session's token, a fresh random one of its
+    own (never the MCP server's): open the printed URL, whose path starts with
+    it. No cookie is set, and the pages load nothing from anywhere else. Nothing
+    is ever written to the store.
 
     Exit status: 0 stopped cleanly, 2 nothing to browse or refused options.
 
@@ -94,9 +92,9 @@ def browse(
     except (BrowseError, FileNotFoundError, ValueError) as exc:
         fail(str(exc), "give a store folder, or a run folder written by `memdir study run` "
              "or `memdir skills run`.")
-    if token is None and settings.mcp_token is not None:
-        token = settings.mcp_token.get_secret_value()
-    secret = token or secrets.token_urlsafe(24)
+    # A token of the session's own: never MEMDIR_MCP_TOKEN (a page that leaked it would
+    # open the MCP server too), never from the command line (other users see it in ps).
+    secret = secrets.token_urlsafe(32)
 
     def ready(url: str) -> None:
         err_console.print(f"memdir browse: {catalog.title}, {len(catalog.stores)} store(s).")

@@ -31,7 +31,7 @@ from memdir.skills._env import (
     StepResult,
     alfworld_missing,
 )
-from memdir.skills._execution import NO_GUIDANCE, ModelPolicy, parse_action
+from memdir.skills._execution import NO_GUIDANCE, Compaction, ModelPolicy, parse_action
 from memdir.skills._expert import ExpertPolicy, to_legacy, to_move
 from memdir.skills._families import (
     CHAIN_COUNT,
@@ -60,6 +60,7 @@ from memdir.skills._run import (
 from memdir.skills._trajectory import TRAJECTORY_SCHEMA, Trajectory, render_trajectory
 from memdir.skills._variants import (
     EPISODES,
+    NO_EXPERIENCE,
     VARIANT_NAMES,
     CuratedVariant,
     EpisodeLogVariant,
@@ -77,6 +78,7 @@ __all__ = [
     "EPISODES",
     "EXPERT",
     "FAMILIES",
+    "NO_EXPERIENCE",
     "NO_GUIDANCE",
     "SPLIT",
     "STEP_SCHEMA",
@@ -91,6 +93,7 @@ __all__ = [
     "ChainManifest",
     "ChainPlayer",
     "ChainMismatchError",
+    "Compaction",
     "CuratedVariant",
     "EnvError",
     "EpisodeLogVariant",

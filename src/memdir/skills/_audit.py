@@ -1,7 +1,8 @@
 """Audits of a skill library, file by file: the schema, and the outcome gate.
 
 - The schema audit checks every entry's frontmatter (name, description) and its
-  typed metadata (``type`` skill or note, ``sources`` a list of {task, outcome}).
+  typed metadata (``type`` skill or note) and sources (a list of {task, outcome}
+  in ``metadata.sources`` or a ``## Sources`` section of the body).
 - The gate audit flags every ``type: skill`` entry whose sources are all
   failures: a procedure that no successful attempt ever demonstrated.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from memdir.store import SkillMetadata, Store, parse_file, validate_skill_metadata
+from memdir.store import Store, entry_sources, parse_file, validate_skill_metadata
 
 __all__ = ["AuditFinding", "audit_gate", "audit_library", "audit_schema"]
 
@@ -40,7 +41,7 @@ def audit_schema(store: Store) -> list[AuditFinding]:
             found.append(AuditFinding(path, "schema", defect.message))
         if parsed.frontmatter is None:
             continue
-        for defect in validate_skill_metadata(parsed.frontmatter):
+        for defect in validate_skill_metadata(parsed.frontmatter, parsed.body):
             found.append(AuditFinding(path, "schema", defect.message))
     return found
 
@@ -49,12 +50,13 @@ def audit_gate(store: Store) -> list[AuditFinding]:
     """Skills whose sources are all failures, in path order."""
     found = []
     for path in store.files():
-        fm = parse_file(store.read(path), _stem(path)).frontmatter
-        if fm is None or fm.metadata is None or validate_skill_metadata(fm):
+        parsed = parse_file(store.read(path), _stem(path))
+        fm = parsed.frontmatter
+        if fm is None or fm.metadata is None or validate_skill_metadata(fm, parsed.body):
             continue
-        meta = SkillMetadata.model_validate(fm.metadata)
-        if meta.type == "skill" and all(s.outcome == "failure" for s in meta.sources):
-            tasks = ", ".join(s.task for s in meta.sources)
+        sources = entry_sources(fm, parsed.body)
+        if fm.metadata.get("type") == "skill" and all(o == "failure" for _, o in sources):
+            tasks = ", ".join(task for task, _ in sources)
             found.append(AuditFinding(
                 path, "gate", f"a skill whose sources are all failures ({tasks})"))
     return found

@@ -23,6 +23,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from memdir.config import load_yaml_model
 from memdir.runs import ToolsetFactory
+from memdir.skills._execution import COMPACT_PROMPT, STEP_PROMPT
 from memdir.skills._roles import EXECUTION_ROLE
 from memdir.skills._variants import (
     CURATOR_PROMPTS,
@@ -90,8 +91,8 @@ class Cell(BaseModel):
         the pinned list is the list the run calls.
         """
         prompts, toolsets = variant_inputs(self.variant, self.harness)
-        if self.execution != EXPERT:
-            prompts.append(EXECUTION_ROLE.prompt)
+        if self.execution != EXPERT:  # its system prompt, step turn and compaction note
+            prompts.extend([EXECUTION_ROLE.prompt, STEP_PROMPT, COMPACT_PROMPT])
         return prompts, toolsets
 
 

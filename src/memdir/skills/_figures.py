@@ -6,6 +6,8 @@
 - ``running_success.png``: per goal family, each memory variant's running success
   rate over the family's attempts in the full chain minus that of the no-store
   cell with the same execution agent (the paper's Figure 12).
+- ``hierarchy.png`` and ``compression.png``: the paper's Figures 9 and 10
+  (:mod:`memdir.skills._growth_figures`).
 
 A figure is drawn only where its records exist (curated full-chain cells; a
 ``none`` full-chain cell to difference against); :func:`write_figures` returns
@@ -14,12 +16,13 @@ the files it wrote and, for each figure it skipped, why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memdir.skills._families import FAMILIES
+from memdir.skills._growth_figures import draw_compression, draw_hierarchy
 from memdir.skills._report import CellReport
 from memdir.skills._run import StepRecord
 
@@ -158,13 +161,27 @@ def _running_success(cells: Sequence[CellReport], path: Path) -> Path | str:
                  path)
 
 
-def write_figures(cells: Sequence[CellReport], out_dir: Path) -> Figures:
-    """Draw every figure the records allow into ``out_dir``."""
+def write_figures(cells: Sequence[CellReport], out_dir: Path,
+                  run_dir: Path | None = None) -> Figures:
+    """Draw every figure the records allow into ``out_dir``.
+
+    Args:
+        cells: The run's cells.
+        out_dir: Where the PNG files go.
+        run_dir: The run folder, whose chain stores Figure 9 measures (default:
+            ``out_dir``, where the report writes them).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
+    stores = run_dir or out_dir
     found = Figures([], {})
-    for name, draw in (("curation_effort.png", _curation_effort),
-                       ("running_success.png", _running_success)):
-        result = draw(cells, out_dir / name)
+    chains = _full_chains(cells)
+    draws: tuple[tuple[str, Callable[[Path], Path | str]], ...] = (
+        ("curation_effort.png", lambda path: _curation_effort(cells, path)),
+        ("running_success.png", lambda path: _running_success(cells, path)),
+        ("hierarchy.png", lambda path: draw_hierarchy(chains, _label, _pyplot(), stores, path)),
+        ("compression.png", lambda path: draw_compression(chains, _label, _pyplot(), path)))
+    for name, draw in draws:
+        result = draw(out_dir / name)
         if isinstance(result, Path):
             found.written.append(result)
         else:

@@ -2,15 +2,25 @@
 
 :class:`GatedLibrary` wraps the ``write`` set's ``create``, ``str_replace`` and
 ``insert`` so that every entry the curator leaves behind fits the skill schema
-(``metadata.type`` skill or note, ``metadata.sources`` a list of {task, outcome})
-and no failed attempt produces or grows a positive procedure:
+(``metadata.type`` skill or note; its sources, each a {task, outcome}, listed in
+``metadata.sources`` or in a ``## Sources`` section of the body) and no failed
+attempt produces or grows a positive procedure. The rule is the paper's: only a
+successful attempt may create or extend a skill, and a failure may contribute
+notes, a correction of the one step it showed to be wrong, and its own source
+entry. Precisely, after a failed attempt a write that leaves a ``type: skill``
+entry is allowed only when
 
-- a failed attempt may not create a ``type: skill`` entry or turn a note into a
-  skill; it may correct an existing skill, rewording the step the failure showed
-  to be wrong, but not extend it (the edit may add no line to the skill's body)
-  and it may add itself to the skill's sources (it may also turn the skill into a
-  note, or write notes freely);
-- no entry may be a skill whose sources are all failures, whoever writes it.
+- the entry was a skill before the write (a failure creates no skill and turns
+  no note into one);
+- its body (the Sources section aside) changed in at most one place, and that
+  change rewrites or removes lines that were there: a block of lines added
+  without rewriting any is an extension, and so is a new heading; the rewritten
+  place may grow by one line at most, room for a missing precondition beside
+  the step it guards (blank lines are not counted);
+- its sources are the ones it had, plus this attempt as a failure.
+
+A failure may also turn a skill into a note and write notes freely; and no
+entry may be a skill whose sources are all failures, whoever writes it.
 
 A refused write comes back to the model as a tool error saying what to do
 instead; an edit that breaks a rule is rolled back before the error is returned.
@@ -27,10 +37,17 @@ edit of the file it came from.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memdir.store import Frontmatter, SkillMetadata, Store, parse_file, validate_skill_metadata
+from memdir.store import (
+    Store,
+    body_without_sources,
+    entry_sources,
+    parse_file,
+    validate_skill_metadata,
+)
 from memdir.tools import ToolError, ToolSet, ToolSpec, make_toolset, tool_spec, write_set
 
 __all__ = ["Attempt", "GatedLibrary", "gate_problem"]
@@ -63,26 +80,27 @@ def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
-def _metadata(fm: Frontmatter | None) -> SkillMetadata | None:
-    if fm is None or fm.metadata is None or validate_skill_metadata(fm):
-        return None
-    return SkillMetadata.model_validate(fm.metadata)
-
-
-def _sources(meta: SkillMetadata) -> list[tuple[str, str]]:
-    return [(s.task, s.outcome) for s in meta.sources]
+def _kind(text: str, stem: str) -> tuple[str | None, str, list[tuple[str, str]]]:
+    """An entry's ``metadata.type`` (None when its schema is broken), body and sources."""
+    parsed = parse_file(text, stem)
+    fm = parsed.frontmatter
+    if fm is None or fm.metadata is None or validate_skill_metadata(fm, parsed.body):
+        return None, parsed.body, []
+    kind = fm.metadata.get("type")
+    return (kind if isinstance(kind, str) else None), parsed.body, entry_sources(fm, parsed.body)
 
 
 def _schema_problem(text: str, stem: str, attempt: Attempt) -> str | None:
     parsed = parse_file(text, stem)
     if parsed.frontmatter is None:
         return None  # the write set's own header check explains this one
-    defects = validate_skill_metadata(parsed.frontmatter)
+    defects = validate_skill_metadata(parsed.frontmatter, parsed.body)
     if not defects:
         return None
     listed = "\n".join(f"- {d.message}" for d in defects)
     return (f"every library entry needs metadata with a type and its sources.\n{listed}\n"
-            "A header that fits:\n"
+            "A header that fits (the sources may instead be listed in a '## Sources' "
+            "section of the body, one '- {task: <id>, outcome: <outcome>}' a line):\n"
             + _EXAMPLE.format(stem=stem, task=attempt.task_id, outcome=attempt.outcome))
 
 
@@ -95,41 +113,66 @@ def gate_problem(old_text: str | None, new_text: str, stem: str, attempt: Attemp
     schema = _schema_problem(new_text, stem, attempt)
     if schema is not None:
         return schema
-    new = parse_file(new_text, stem)
-    new_meta = _metadata(new.frontmatter)
-    if new_meta is None or new_meta.type != "skill":
+    kind, new_body, new_sources = _kind(new_text, stem)
+    if kind != "skill":
         return None
-    if all(outcome == "failure" for _, outcome in _sources(new_meta)):
+    if all(outcome == "failure" for _, outcome in new_sources):
         return ("a skill must come from at least one successful attempt, and every source "
                 "listed here is a failure. Write this as a note (metadata.type: note).")
     if attempt.success:
         return None
-    old = parse_file(old_text, stem) if old_text is not None else None
-    old_meta = _metadata(old.frontmatter) if old is not None else None
-    if old is None or old_meta is None or old_meta.type != "skill":
+    old_kind, old_body, old_sources = (_kind(old_text, stem) if old_text is not None
+                                       else (None, "", []))
+    if old_kind != "skill":
         return (f"this attempt ({attempt.task_id}) failed, and only a successful attempt may "
                 "create a skill. Record what went wrong as a note instead "
                 "(metadata.type: note), e.g. what to avoid and what to do instead.")
-    return _correction_problem(old.body, new.body, _sources(old_meta), _sources(new_meta),
-                               attempt)
+    return (_correction_problem(old_body, new_body, attempt)
+            or _sources_problem(old_sources, new_sources, attempt))
 
 
-def _lines(body: str) -> int:
-    return sum(1 for line in body.splitlines() if line.strip())
+def _content_lines(body: str) -> list[str]:
+    """The body's non-blank lines, Sources section cut, trailing spaces dropped."""
+    return [line.rstrip() for line in body_without_sources(body).splitlines() if line.strip()]
 
 
-def _correction_problem(old_body: str, new_body: str, old_sources: list[tuple[str, str]],
-                        new_sources: list[tuple[str, str]], attempt: Attempt) -> str | None:
-    """Why a failed attempt's edit of a skill is more than a correction (None if it is one).
+def _is_heading(line: str) -> bool:
+    return line.lstrip().startswith("#")
 
-    A correction rewrites what is there: the body keeps at most its number of
-    non-empty lines, and the sources stay as they were but for this attempt added.
+
+def _correction_problem(old_body: str, new_body: str, attempt: Attempt) -> str | None:
+    """Why a failed attempt's edit of a skill's body is more than a correction (None if it is one).
+
+    A correction changes the body in one place, rewriting or removing lines that
+    were there; it may add one line beside what it rewrites, and no heading.
     """
-    if _lines(new_body) > _lines(old_body):
-        return (f"this attempt ({attempt.task_id}) failed, so it may not extend the skill's "
-                "procedure (this edit adds lines). It may correct the step the failure "
-                "exposed by rewording that step in place, without adding lines; new advice "
-                "beyond that goes into a note.")
+    old, new = _content_lines(old_body), _content_lines(new_body)
+    changes = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+               if op[0] != "equal"]
+    failed = f"this attempt ({attempt.task_id}) failed, so it may not extend the skill"
+    fix = ("A failure may correct the one step it showed to be wrong: reword, replace or "
+           "remove that step where it stands (a missing precondition goes into the step, or "
+           "on one line beside it); anything more it teaches goes into a note "
+           "(metadata.type: note).")
+    if len(changes) > 1:
+        return (f"{failed}: this edit changes the procedure in {len(changes)} separate places. "
+                f"{fix} Correct one step per edit.")
+    if not changes:
+        return None
+    tag, i1, i2, j1, j2 = changes[0]
+    if tag == "insert":
+        return (f"{failed}: this edit adds lines without rewriting any that were there. {fix}")
+    added = new[j1:j2]
+    if any(_is_heading(line) and line not in old[i1:i2] for line in added):
+        return f"{failed}: this edit adds a heading, a new section of the procedure. {fix}"
+    if len(added) > (i2 - i1) + 1:
+        return (f"{failed}: this edit turns {i2 - i1} line(s) into {len(added)}, more than a "
+                f"correction needs. {fix}")
+    return None
+
+
+def _sources_problem(old_sources: list[tuple[str, str]], new_sources: list[tuple[str, str]],
+                     attempt: Attempt) -> str | None:
     allowed = {*old_sources, (attempt.task_id, "failure")}
     if not set(old_sources) <= set(new_sources) or not set(new_sources) <= allowed:
         return (f"this attempt ({attempt.task_id}) failed: it may add itself to the skill's "
@@ -275,8 +318,9 @@ class GatedLibrary:
             """Replace one exact passage of a library entry with new text.
 
             old_str must occur exactly once, character for character, without the
-            line numbers view shows. The header must keep its metadata (type and
-            sources); a failed attempt may not change a skill's steps or sources.
+            line numbers view shows. The entry must keep its type and sources. After
+            a failed attempt a skill may only have the step the failure exposed
+            corrected in place, and the attempt added to its sources.
 
             Args:
                 path: The entry to edit, e.g. /memories/heating/heat-an-object.md.
@@ -290,7 +334,8 @@ class GatedLibrary:
             """Insert text into a library entry after a given line.
 
             insert_line 0 puts the text first; the file's line count appends it. The
-            header must stay valid; a failed attempt may not add to a skill.
+            header must stay valid. After a failed attempt nothing may be inserted
+            into a skill but the attempt's line in its sources.
 
             Args:
                 path: The entry to edit.

@@ -3,9 +3,11 @@
 ``build_report(run_dir)`` reads every cell folder (``cell.json``) and its chains'
 step records and writes:
 
-- ``report.md``: success overall and per family per cell; deployment cost
-  (retrieval plus execution) and build cost (curation) per role and per solved
-  task, priced with :class:`PriceTable`; the compute bounds of each role per
+- ``report.md``: success rates per variant and execution tier (the paper's
+  Table 5) and per goal family (its Table 15); the cost of each role, build
+  (curation), search (retrieval) and execution, deployment and both per solved
+  task, priced with :class:`PriceTable` (its Table 16,
+  :mod:`memdir.skills._paper_tables`); the compute bounds of each role per
   cell (no-cache ceiling, perfect-cache floor, measured compute, share of the
   achievable caching savings realized; see ``docs/costs.md``); store growth;
   audit findings;
@@ -36,8 +38,8 @@ from memdir.metrics import measure_store
 from memdir.runs import MISSING, Table, Value, read_record
 from memdir.skills._chain import ChainManifest
 from memdir.skills._config import Cell
-from memdir.skills._families import FAMILIES
-from memdir.skills._run import ROLES, Role, StepRecord, load_steps
+from memdir.skills._paper_tables import table5, table15, table16
+from memdir.skills._run import ROLES, StepRecord, load_steps
 from memdir.store import Store, parse_file
 
 __all__ = ["CellReport", "build_report", "load_run"]
@@ -83,51 +85,6 @@ def load_run(run_dir: Path) -> list[CellReport]:
     if not cells:
         raise ValueError(f"{run_dir} holds no cell (no */cell.json); give a run's output folder")
     return cells
-
-
-def _cost(steps: list[StepRecord], role: Role, prices: PriceTable) -> float | None:
-    costs = [s.cost(role, prices) for s in steps]
-    return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
-
-
-def _money(value: float | None) -> str | None:
-    return None if value is None else f"${value:.4f}"
-
-
-def _per(value: float | None, solved: int) -> str | None:
-    return _money(None if value is None or not solved else value / solved)
-
-
-def _success_table(cells: list[CellReport]) -> Table:
-    families = [f for f in FAMILIES if any(s.family == f for c in cells for s in c.steps)]
-    table = Table("success", "Success per cell and family", ["cell", "all", *families])
-    for report in cells:
-        steps = report.steps
-        name = report.cell.key if report.complete else f"{report.cell.key} (unfinished)"
-        row: list[Value] = [name, f"{sum(s.success for s in steps)} / {len(steps)}"]
-        for family in families:
-            mine = [s for s in steps if s.family == family]
-            row.append(f"{sum(s.success for s in mine)} / {len(mine)}" if mine else None)
-        table.rows.append(row)
-    return table
-
-
-def _cost_table(cells: list[CellReport], prices: PriceTable) -> Table:
-    table = Table("cost", "Cost per role",
-                  ["cell", "retrieval", "execution", "curation", "deployment / solved",
-                   "build / solved", "input tokens", "output tokens"])
-    for report in cells:
-        steps = report.steps
-        solved = sum(s.success for s in steps)
-        cost = {role: _cost(steps, role, prices) for role in ROLES}
-        deploy = (None if cost["retrieval"] is None or cost["execution"] is None
-                  else cost["retrieval"] + cost["execution"])
-        build = cost["curation"]
-        usage = sum((s.usage() for s in steps), Usage())
-        table.rows.append([report.cell.key, _money(cost["retrieval"]),
-                           _money(cost["execution"]), _money(build), _per(deploy, solved),
-                           _per(build, solved), usage.input, usage.output])
-    return table
 
 
 def _ratio(value: float | None, form: str) -> str | None:
@@ -212,6 +169,10 @@ def _library_table(cells: list[CellReport], run_dir: Path) -> Table:
 
 def _body(table: Table) -> str:
     return table.grid() if table.rows else table.empty
+
+
+def _notes(table: Table) -> list[str]:
+    return [*(f"- {note}" for note in table.notes), ""]
 
 
 def _execution(report: CellReport) -> list[StepRecord]:
@@ -316,9 +277,12 @@ def build_report(run_dir: Path, prices: PriceTable | None = None) -> tuple[Path,
              "Built from the step records only. Costs use the price table; "
              f"'{MISSING}' means a model has no price (or, per solved task, nothing was "
              "solved).", "",
-             "## Success per cell and family", "", _success_table(cells).grid(), "",
-             "## Cost per role (deployment = retrieval + execution, build = curation)", "",
-             _cost_table(cells, prices).grid(), "",
+             "## Success per variant and execution tier (paper Table 5)", "",
+             _body(table5(cells, prices)), "", *_notes(table5(cells, prices)),
+             "## Success per goal family (paper Table 15)", "",
+             _body(table15(cells)), "", *_notes(table15(cells)),
+             "## Cost by role (paper Table 16)", "",
+             _body(table16(cells, prices)), "", *_notes(table16(cells, prices)),
              "## Compute bounds per role (tokens; docs/costs.md)", "",
              "Ceiling: every call prefills its whole context again. Floor: each unique "
              "context token prefilled once, plus decode. Measured: what was prefilled "

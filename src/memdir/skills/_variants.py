@@ -24,11 +24,16 @@ ever reads a store built from the attempts before t.
   retriever (prompt ``retriever-cite``, the strict bar)
   cites only files that clearly apply, served in full.
 - ``curated_skills_mem_gs``: the gated store; the retriever (prompt
-  ``retriever-guidance``) writes guidance for this task with provenance lines.
+  ``retriever-guidance``, user turn ``turn-task-guidance``) writes guidance for
+  this task with provenance lines, and its reply is served word for word: the
+  fixed :data:`NO_EXPERIENCE` line when nothing applies, and nothing at all when
+  the reply is only citations (a failed retrieval: it points at files the
+  execution agent cannot open).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
@@ -46,8 +51,10 @@ from memdir.tools import DEFAULT_HARNESS, ToolSet, harness_prompt, harness_spec,
 __all__ = [
     "CURATOR_PROMPTS",
     "EPISODES",
+    "NO_EXPERIENCE",
     "RETRIEVER_PROMPTS",
     "TASK_TURN",
+    "TASK_TURNS",
     "VARIANT_NAMES",
     "CuratedVariant",
     "EpisodeLogVariant",
@@ -66,9 +73,13 @@ VariantName = Literal[
 ]
 VARIANT_NAMES: tuple[str, ...] = get_args(VariantName)
 EPISODES = "/memories/episodes"
-_NOTHING = ("none", "no relevant experience")
+NO_EXPERIENCE = "Nothing in the library applies to this task; go by your own judgment."
+"""The guidance retriever's whole reply when no entry bears on the task (its prompt says so)."""
+_NOTHING = ("none", "no relevant experience", NO_EXPERIENCE.lower().rstrip("."))
 TASK_TURN = "turn-task"
 """The retriever's user turn (the task's goal)."""
+TASK_TURNS = {"curated_skills_mem_gs": "turn-task-guidance"}
+"""A variant's own retriever user turn, where it has one (else :data:`TASK_TURN`)."""
 
 
 @dataclass
@@ -127,17 +138,31 @@ def retriever_toolset(harness: str = DEFAULT_HARNESS) -> str:
     return harness_spec(harness).toolset_for("retriever")
 
 
-async def _cite(model: Model | str, prompt_name: str, store: Store, task: AlfworldTask,
+_LEAD = re.compile(r"^\s*(?:[-*\u2022]\s*|\d+[.)]\s*)?(?:source:\s*)?", re.IGNORECASE)
+
+
+def _nothing(text: str) -> bool:
+    return text.strip().lower().rstrip(".") in _NOTHING
+
+
+def _only_citations(text: str) -> bool:
+    """Whether every line of a reply opens with a citation: paths instead of guidance."""
+    lines = [_LEAD.sub("", line) for line in text.splitlines() if line.strip()]
+    starts = {c.raw for c in find_citations(text)}
+    return bool(lines) and all(any(line.startswith(raw) for raw in starts) for line in lines)
+
+
+async def _cite(model: Model | str, variant: str, store: Store, task: AlfworldTask,
                 harness: str) -> tuple[str, list[str], EpisodeRecord]:
-    """Run the retriever over ``store`` for ``task``: its reply, the paths it cited, its record."""
+    """Run ``variant``'s retriever over ``store`` for ``task``: reply, cited paths, record."""
     toolset = retriever_toolset(harness)
-    name = harness_prompt(prompt_name, harness)
+    name = harness_prompt(RETRIEVER_PROMPTS[variant], harness)
+    turn = load_prompt(TASK_TURNS.get(variant, TASK_TURN), task=task.goal).text
     run = await run_agent(model, RETRIEVER_ROLE.with_(prompt=name, toolset=toolset),
-                          load_prompt(name), load_prompt(TASK_TURN, task=task.goal).text,
-                          make_toolset(toolset, store))
+                          load_prompt(name), turn, make_toolset(toolset, store))
     text = run.text.strip()
     cited = list(dict.fromkeys(c.path for c in find_citations(text) if store.exists(c.path)))
-    if text.lower().rstrip(".") in _NOTHING:
+    if _nothing(text):
         cited = []
     return text, cited, run.record
 
@@ -184,8 +209,8 @@ class EpisodeLogVariant:
             return Served(guidance=_serve_files(self._store, chosen), paths=chosen)
         if not self._store.files():
             return Served()
-        _, cited, record = await _cite(self.retriever, RETRIEVER_PROMPTS[self.name],
-                                       self._store, task, self.harness)
+        _, cited, record = await _cite(self.retriever, self.name, self._store, task,
+                                       self.harness)
         return Served(guidance=_serve_files(self._store, cited), paths=cited, record=record)
 
     async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:
@@ -248,9 +273,10 @@ def variant_inputs(name: str, harness: str = DEFAULT_HARNESS
     if name not in RETRIEVER_PROMPTS:
         return [], []
     retriever = harness_prompt(RETRIEVER_PROMPTS[name], harness)
+    turn = TASK_TURNS.get(name, TASK_TURN)
     if name not in CURATOR_PROMPTS:
-        return [retriever, TASK_TURN], [retriever_toolset(harness)]
-    return ([retriever, TASK_TURN, harness_prompt(CURATOR_PROMPTS[name], harness)],
+        return [retriever, turn], [retriever_toolset(harness)]
+    return ([retriever, turn, harness_prompt(CURATOR_PROMPTS[name], harness)],
             [retriever_toolset(harness),
              lambda store: _curator_tools(name, store, harness=harness)])
 
@@ -290,12 +316,14 @@ class CuratedVariant:
         """Run the retriever; an empty library is skipped without a model call."""
         if not self._store.files():
             return Served()
-        text, cited, record = await _cite(self.retriever, RETRIEVER_PROMPTS[self.name],
-                                          self._store, task, self.harness)
-        if text.lower().rstrip(".") in _NOTHING:
-            return Served(record=record)
+        text, cited, record = await _cite(self.retriever, self.name, self._store, task,
+                                          self.harness)
         if self.synthesize:
-            return Served(guidance=text, paths=cited, record=record)
+            if _only_citations(text):  # paths the agent cannot open: a failed retrieval
+                return Served(record=record)
+            return Served(guidance=text, paths=cited, record=record)  # verbatim, fallback too
+        if _nothing(text):
+            return Served(record=record)
         return Served(guidance=_serve_files(self._store, cited), paths=cited, record=record)
 
     async def integrate(self, position: int, trajectory: Trajectory, served: Served) -> Integrated:

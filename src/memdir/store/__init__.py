@@ -23,6 +23,7 @@ from memdir.store._frontmatter import (
     MAX_NESTING,
     MAX_NODES,
     Defect,
+    entry_sources,
     parse_file,
     render_file,
     slugify,
@@ -40,6 +41,7 @@ from memdir.store._paths import (
     resolve,
     to_virtual,
 )
+from memdir.store._sources import SourcesSection, body_without_sources, find_sources_section
 from memdir.store._store import (
     ANY_VERSION,
     DEFAULT_MAX_FILE_BYTES,
@@ -92,6 +94,7 @@ __all__ = [
     "NotFoundError",
     "PathError",
     "Section",
+    "SourcesSection",
     "SkillMetadata",
     "SkillSource",
     "Store",
@@ -99,9 +102,12 @@ __all__ = [
     "StorePath",
     "XRef",
     "atomic_write",
+    "body_without_sources",
     "check_xref",
     "digest_text",
+    "entry_sources",
     "find_section",
+    "find_sources_section",
     "fix_store",
     "headings",
     "lint_store",

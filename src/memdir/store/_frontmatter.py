@@ -45,6 +45,7 @@ __all__ = [
     "Frontmatter",
     "ParsedFile",
     "description_of",
+    "entry_sources",
     "load_header",
     "SkillMetadata",
     "SkillSource",
@@ -389,24 +390,64 @@ def _check_header(raw: dict[str, Any], stem: str | None) -> list[Defect]:
     return defects
 
 
-def validate_skill_metadata(fm: Frontmatter) -> list[Defect]:
-    """Check the skill setting's schema: ``metadata.type`` and ``metadata.sources``."""
+def validate_skill_metadata(fm: Frontmatter, body: str | None = None) -> list[Defect]:
+    """Check the skill setting's schema: ``metadata.type`` and the entry's sources.
+
+    The sources are ``metadata.sources`` and, when ``body`` is given, the items of
+    its Sources section (:mod:`memdir.store._sources`); together they must name at
+    least one attempt, and every item of the section must be a (task, outcome) pair.
+    """
     if fm.metadata is None:
         return [Defect("bad-metadata",
                        "Skill-library entries need metadata with 'type' (skill or note) and "
-                       "'sources' (a list of {task, outcome}).")]
+                       "their sources: 'metadata.sources' (a list of {task, outcome}) or a "
+                       "'## Sources' section in the body.")]
     from pydantic import ValidationError
 
     from memdir.store._models import SkillMetadata
+    from memdir.store._sources import find_sources_section
 
+    problems: list[str] = []
+    listed = 0
     try:
-        SkillMetadata.model_validate(fm.metadata)
+        listed = len(SkillMetadata.model_validate(fm.metadata).sources)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        return [Defect("bad-metadata", f"metadata does not fit the skill schema: {problems}")]
+        problems += [f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+                     for err in exc.errors()]
+    section = find_sources_section(body) if body is not None else None
+    if section is not None:
+        problems += [f"the Sources section's line {line!r} names no task and outcome "
+                     "(write it as '- {task: <task id>, outcome: success}')"
+                     for line in section.problems]
+        listed += len(section.pairs)
+    if not listed and not any(p.startswith("sources") for p in problems):
+        where = "metadata.sources or a '## Sources' section" if body is not None else (
+            "metadata.sources")
+        problems.append(f"sources: no attempt is recorded; list the attempts the entry came "
+                        f"from, each with its outcome, in {where}")
+    if problems:
+        return [Defect("bad-metadata",
+                       f"metadata does not fit the skill schema: {'; '.join(problems)}")]
     return []
+
+
+def entry_sources(fm: Frontmatter, body: str) -> list[tuple[str, str]]:
+    """Every (task, outcome) an entry records: ``metadata.sources``, then its Sources section.
+
+    Entries that fail :func:`validate_skill_metadata` give what can be read of them.
+    """
+    from memdir.store._sources import find_sources_section
+
+    pairs: list[tuple[str, str]] = []
+    raw = fm.metadata.get("sources") if fm.metadata is not None else None
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict) and item.get("outcome") in ("success", "failure"):
+                pairs.append((str(item.get("task")), str(item["outcome"])))
+    section = find_sources_section(body)
+    if section is not None:
+        pairs += section.pairs
+    return pairs
 
 
 def render_file(frontmatter: Frontmatter, body: str) -> str:

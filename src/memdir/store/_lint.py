@@ -101,7 +101,7 @@ def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
         for d in doc.defects:
             findings.append(_finding(path, d.code, d.message, d.line, d.fixable))
         if skills and doc.frontmatter is not None:
-            for d in validate_skill_metadata(doc.frontmatter):
+            for d in validate_skill_metadata(doc.frontmatter, doc.body):
                 findings.append(Finding(path, d.code, d.message, d.line, d.fixable))
         for ref in doc.xrefs:
             problem = check_xref(store, ref, cache)

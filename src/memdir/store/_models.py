@@ -47,4 +47,6 @@ class SkillMetadata(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     type: Literal["skill", "note"]
-    sources: list[SkillSource] = Field(min_length=1)
+    sources: list[SkillSource] = Field(default_factory=list)
+    """May be empty here when the body's Sources section lists them instead
+    (:func:`memdir.store.entry_sources`)."""

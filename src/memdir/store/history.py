@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -48,6 +49,7 @@ _CONFIG: Final = (
     "-c", "core.autocrlf=false",
     "-c", "core.quotepath=false",
     "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
     "-c", "init.defaultBranch=main",
 )
 _ISOLATED: Final = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -141,8 +143,16 @@ class History:
         check: bool = True,
     ) -> bytes:
         base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        # The repository is named, never searched for: with no .git at the root git
+        # would otherwise climb to a repository around the store (a user's project).
+        place = {
+            "GIT_DIR": str(self.root / ".git"),
+            "GIT_WORK_TREE": str(self.root),
+            "GIT_CEILING_DIRECTORIES": str(self.root.parent),
+        }
         full_env = {
-            **base, **_IDENTITY, **_ISOLATED, "GIT_TERMINAL_PROMPT": "0", **(env or {})
+            **base, **_IDENTITY, **_ISOLATED, **place, "GIT_TERMINAL_PROMPT": "0",
+            **(env or {}),
         }
         try:
             done = subprocess.run(
@@ -164,8 +174,23 @@ class History:
 
     @property
     def initialized(self) -> bool:
-        """Whether the store root holds its own git repository."""
-        return (self.root / ".git").is_dir()
+        """Whether the store root holds its own git repository.
+
+        Raises:
+            HistoryError: ``.git`` at the root is a link or a file (a ``gitdir:``
+                pointer): memdir never makes one, and git would follow it elsewhere.
+        """
+        try:
+            mode = os.lstat(self.root / ".git").st_mode
+        except FileNotFoundError:
+            return False
+        if not stat.S_ISDIR(mode):
+            raise HistoryError(
+                f"{self.root / '.git'} is not a folder memdir made (a link or a file); "
+                "memdir will not follow it. Remove it, then start the history again with "
+                "`memdir history STORE init`."
+            )
+        return True
 
     def _require(self) -> None:
         if not self.initialized:
@@ -177,7 +202,16 @@ class History:
     # -- recording -------------------------------------------------------------
 
     def init(self) -> None:
-        """Create the repository if missing and pin how it records files; idempotent."""
+        """Create the repository if missing and pin how it records files; idempotent.
+
+        Done under the store's lock, so it never takes up a ``.git`` that a shell
+        command running at that moment made (the shell tool removes any such one
+        before it lets the lock go).
+        """
+        with self.store.locked():
+            self._init()
+
+    def _init(self) -> None:
         if not self.initialized:
             self._git("init", "-q")
         info = self.root / ".git" / "info"
@@ -208,8 +242,8 @@ class History:
         """
         if not message.strip():
             raise HistoryError("A snapshot needs a message naming its unit, e.g. 'chunk 3'.")
-        self.init()
         with self.store.locked():
+            self._init()
             self._stage()
             self._git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
         return self._git("rev-parse", "HEAD").decode().strip()
@@ -396,7 +430,8 @@ class History:
     def diff(self, a: int | str | Step, b: int | str | Step) -> StateDiff:
         """Compare two steps: paths added, removed and modified, and a unified diff."""
         first, second = self.step(a).commit, self.step(b).commit
-        status = self._git("diff", "--no-renames", "--name-status", "-z", first, second)
+        status = self._git("diff", "--no-ext-diff", "--no-textconv", "--no-renames",
+                           "--name-status", "-z", first, second)
         parts = [p.decode("utf-8") for p in status.split(b"\0") if p]
         added: list[str] = []
         removed: list[str] = []
@@ -404,7 +439,8 @@ class History:
         for code, path in zip(parts[::2], parts[1::2], strict=True):
             virtual = f"{ROOT}/{path}"
             {"A": added, "D": removed}.get(code[0], modified).append(virtual)
-        patch = self._git("diff", "--no-renames", "--no-color", first, second)
+        patch = self._git("diff", "--no-ext-diff", "--no-textconv", "--no-renames",
+                          "--no-color", first, second)
         return StateDiff(added, removed, modified, patch.decode("utf-8", "replace"))
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:

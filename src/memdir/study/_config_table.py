@@ -94,7 +94,10 @@ def _judge_pin(pin: dict[str, Any] | None) -> list[list[Value]]:
         ["judge pin", "questions judged per cell",
          "every question" if pin.get("limit") is None else _text(pin["limit"])],
         ["judge pin", "cited text shown (most characters per citation)",
-         _text(pin.get("cited_chars"))]]
+         _text(pin.get("cited_chars"))],
+        ["judge pin", "cited file shown as",
+         "a window around the cited lines" if pin.get("cited_view") == "window"
+         else "the file's start, cut at the cap"]]
     for role, settings in sorted((pin.get("roles") or {}).items()):
         rows.append(["judge pin", f"call {role}",
                      ", ".join(f"{k} {_text(v)}" for k, v in sorted(settings.items()))])

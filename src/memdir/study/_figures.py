@@ -5,7 +5,9 @@ benchmarks): correctness per cell with 95% percentile bootstrap intervals over
 its questions; search cost per cell (tool calls per query with their interval,
 and cents per query where prices are known, else tokens per query, else rounds
 per query for a run that spent nothing); and cost
-against correctness, one labelled point per cell. Value axes start at zero
+against correctness, one labelled point per cell. Then the paper's Figure 5, the
+model-built stores checkpointed per build unit (:mod:`memdir.study._growth_figure`),
+where the run has one. Value axes start at zero
 (correctness runs 0-100) so a small difference stays small on the page; axes
 that count get integer ticks. matplotlib is imported only when a figure is drawn.
 """
@@ -19,6 +21,7 @@ from statistics import mean
 from typing import Any
 
 from memdir.metrics._plots import _pyplot
+from memdir.study._growth_figure import store_growth
 from memdir.study._load import RunRecords
 from memdir.study._records import CellStatus, QuestionRecord
 from memdir.study._scores import primary_score, score_name
@@ -227,4 +230,8 @@ def write_figures(run: RunRecords, out: Path) -> list[Figure]:
             Figure(f"Search cost against correctness, {b.key}",
                    _cost_vs_correctness(run, b, out / f"fig-cost-vs-correctness-{stem}.png")),
         ]
+    growth = store_growth(run, out / "fig5-store-growth.png")
+    if growth is not None:
+        figures.append(Figure("Figure 5 — model-built stores checkpointed per build unit",
+                              growth))
     return figures

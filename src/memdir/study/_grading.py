@@ -20,6 +20,7 @@ from memdir.bench import Question, answer_f1, grade_option
 from memdir.bench.judge import (
     ATTRIBUTION_PROMPT,
     CITED_CHARS,
+    CITED_VIEW,
     CORRECTNESS_PROMPT,
     JudgeError,
     judge_attribution,
@@ -72,6 +73,9 @@ class JudgePin(BaseModel):
     limit: int | None
     cited_chars: int
     """Most characters of one citation the attribution judge is shown."""
+    cited_view: str | None = None
+    """How a cited file is shown (:data:`memdir.bench.judge.CITED_VIEW`); None in pins
+    written before the view was windowed (a cut from the top of the file)."""
     roles: dict[str, dict[str, Any]]
     """Each call's role as run (prompt, round budget, output cap, effort, temperature)."""
     templates: dict[str, str]
@@ -96,7 +100,7 @@ def judge_pin(judge: JudgeSettings, templates: Mapping[str, str] | None = None
     roles = judge_roles(judge)
     body: dict[str, Any] = {
         "model": judge.model, "attribution": judge.attribution, "limit": judge.limit,
-        "cited_chars": CITED_CHARS,
+        "cited_chars": CITED_CHARS, "cited_view": CITED_VIEW,
         "roles": {k: r.model_dump(mode="json") for k, r in roles.items()
                   if k == "correctness" or judge.attribution},
         "templates": {n: hashlib.sha256(texts[n].encode("utf-8")).hexdigest() for n in used},

@@ -51,7 +51,8 @@ def table_harness_quality(run: RunRecords) -> Table:
                   [*LABEL, "n", "score", "judged", "judge %", "attribution %"],
                   empty=_one_harness(run),
                   notes=["score: token F1 or option match x 100, the correctness table's "
-                         "rule; judge % and attribution % over the judged questions",
+                         "rule; judge % over the judged questions, attribution % over the "
+                         "questions with an attribution grade",
                          "a harness applies to the builder and the searcher alike; each "
                          "harness's row reads the store built under it"])
     for status in harness_cells(run) or []:
@@ -60,7 +61,7 @@ def table_harness_quality(run: RunRecords) -> Table:
         table.rows.append([*cell_label(status), len(records),
                            percent(primary_score(r) for r in records), len(judged),
                            percent(primary_score(r, True) for r in judged),
-                           attribution_percent(judged)])
+                           attribution_percent(records)])
     return table
 
 

@@ -2,10 +2,11 @@
 
 The builder ladder varies the management model, the searcher ladder the search
 model, and a config may vary both (every search model reads every store). A grid
-has a row per builder model and, per search model, the score and the search
-cost per query, pooled over the questions of every complete cell with that pair
-on the same benchmark, variant and harness (so PersonaMem 32k's three contexts
-make one figure, as in the paper's ladders).
+has a row per builder model and, per search model, the score, the search cost
+per query and the search agent's tool calls per query (the paper's Table 7
+columns), pooled over the questions of every complete cell with that pair on
+the same benchmark, variant and harness (so PersonaMem 32k's three contexts make
+one figure, as in the paper's ladders).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def _cents(records: list[QuestionRecord], prices: PriceTable) -> float | None:
     return 100 * mean(c or 0.0 for c in costs)
 
 
+def _tool_calls(records: list[QuestionRecord]) -> float | None:
+    return mean(r.tool_calls for r in records) if records else None
+
+
 def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
     """A grid (builder x searcher) for each benchmark, variant and harness with a ladder.
 
@@ -62,17 +67,19 @@ def table_ladders(run: RunRecords, score: ScoreFn) -> list[Table]:
         suffix = "" if harness == "center" else f", {harness}"
         table = Table(
             f"ladder-{dataset}-{variant}-{harness}".replace("+", "-"),
-            f"Ladder — {dataset}, {variant}{suffix}",
-            ["builder", *(f"{col} {m}" for m in searchers for col in ("score", "cents/q"))],
-            notes=["rows: builder model; per search model the score (as in Table 1) and the "
-                   "search cents per query, pooled over the questions of the complete cells "
-                   "of that pair; — where the pair has no complete cell or a price is "
-                   "unknown"])
+            f"Table 7 — builder x searcher, {dataset}, {variant}{suffix}",
+            ["builder", *(f"{col} {m}" for m in searchers
+                          for col in ("score", "cents/q", "tool calls/q"))],
+            notes=["rows: builder model; per search model the score (as in Table 1), the "
+                   "search cents per query and the search agent's tool calls per query, "
+                   "pooled over the questions of the complete cells of that pair; — where "
+                   "the pair has no complete cell or a price is unknown"])
         for builder in builders:
             row: list[str | float | int | None] = [builder]
             for searcher in searchers:
                 records = pooled.get((builder, searcher), [])
-                row.extend([_score(records, score), _cents(records, run.prices)])
+                row.extend([_score(records, score), _cents(records, run.prices),
+                            _tool_calls(records)])
             table.rows.append(row)
         tables.append(table)
     return tables

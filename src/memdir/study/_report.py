@@ -1,14 +1,15 @@
 """Reports of a run, computed from its records alone (nothing is re-run).
 
-Tables numbered as in the paper: Table 1 correctness per benchmark and cell (per
-category, with and without the defective-gold items, the judge's grades and
-attribution where judged); Table 2 search effort and cost per query, with compute
-bounds per cell; Table 3 build cost and store profile; Table 4 the shape and
-taxonomy panels of every store; Table 6 the builder ladder; ladder grids (builder
-x searcher, the paper's Table 7) where a role had several models; Tables 9 and 10
-per harness; retrieval diagnostics; paired sign tests, per conversation and pooled;
-Table 11 the configuration of record. Figures: correctness and search cost per
-cell with intervals, and cost against correctness (:mod:`memdir.study._figures`).
+Tables numbered as in the paper: Table 1 correctness and attribution per variant
+and test set (a tier's conversations pooled), with its detail per test set (per
+category, with and without the defective-gold items, the judge's grades); Table 2
+search effort and cost per query, with compute bounds per cell; Table 3 build
+cost and store profile; Table 4 the shape and taxonomy panels of every store;
+Table 6 the builder ladder; ladder grids (builder x searcher, the paper's Table
+7) where a role had several models; Tables 9 and 10 per harness; retrieval
+diagnostics; paired sign tests, per conversation and pooled; Table 11 the
+configuration of record. Figures: correctness and search cost per cell with
+intervals, and cost against correctness (:mod:`memdir.study._figures`).
 """
 
 from __future__ import annotations
@@ -28,63 +29,18 @@ from memdir.study._load import RunRecords, load_run
 from memdir.study._records import CellStatus, QuestionRecord
 from memdir.study._scores import (
     LABEL,
-    attribution_percent,
     cell_label,
     percent,
     primary_score,
-    score_name,
 )
 from memdir.study._stats import pooled_sign_test, sign_test
 from memdir.study._store_tables import table_builder_ladder, table_shape, table_stores
+from memdir.study._table1 import table_correctness, table_headline
 
 __all__ = ["WRONG_F1", "build_tables", "primary_score", "write_report"]
 
 WRONG_F1 = 0.5
 """Without a judge, an answer with token F1 below this counts as wrong in the diagnostics."""
-
-
-def table_correctness(run: RunRecords) -> list[Table]:
-    """Table 1, one per benchmark: score overall, without defective gold, per category.
-
-    The score columns are named by what they measure (token F1, or option match on
-    PersonaMem). Where a cell was judged, the judge's columns give its correctness
-    over the judged questions and, as the paper's "without defective gold" figure,
-    over those of them whose gold is not defective.
-    """
-    tables: dict[str, Table] = {}
-    categories: dict[str, list[tuple[int, str]]] = {}
-    for status in run.complete:
-        records = run.records[status.cell.key]
-        key = status.cell.dataset_key
-        if key not in tables:
-            every = [r for s in run.complete if s.cell.dataset_key == key
-                     for r in run.records[s.cell.key]]
-            cats = sorted({(r.category, r.category_name) for r in every})
-            metric = score_name(every)
-            tables[key] = Table(
-                f"table1-{key}", f"Table 1 — correctness, {key}",
-                [*LABEL, "n", metric, f"{metric} w/o defective", "defective",
-                 *(f"{n} ({c}) {metric}" for c, n in cats), "judged", "judge %",
-                 "judge % w/o defective", "attribution %"],
-                notes=[f"{metric}: x 100 over every question of the cell "
-                       "(token F1 on LoCoMo and REALTALK, exact option match on PersonaMem)",
-                       "judge %: the judge's correct/incorrect over the judged questions; "
-                       "judge % w/o defective: the same grades without the questions whose "
-                       "gold is defective (the paper's column); — where no question was judged",
-                       "only complete cells; a failed cell is listed below, never scored"])
-            categories[key] = cats
-        cats = categories[key]
-        kept = [r for r in records if not r.defective_gold]
-        judged = [r for r in records if r.grades.judge_correct is not None]
-        per_cat = [percent(primary_score(r) for r in records if r.category == c)
-                   for c, _ in cats]
-        tables[key].rows.append([
-            *cell_label(status), len(records), percent(primary_score(r) for r in records),
-            percent(primary_score(r) for r in kept), len(records) - len(kept), *per_cat,
-            len(judged), percent(primary_score(r, True) for r in judged),
-            percent(primary_score(r, True) for r in judged if not r.defective_gold),
-            attribution_percent(judged)])
-    return list(tables.values())
 
 
 def _mean(records: list[QuestionRecord], get: Callable[[QuestionRecord], float]) -> float:
@@ -235,12 +191,17 @@ def _failed(run: RunRecords) -> Table:
 
 
 def build_tables(run: RunRecords) -> list[Table]:
-    """Every table of the report, in order (the paper's number in each title)."""
-    return [*table_correctness(run), table_effort(run), table_stores(run), table_shape(run),
-            table_builder_ladder(run), *table_ladders(run, primary_score),
-            table_harness_quality(run), table_harness_cost(run), table_diagnostics(run),
-            table_sign_tests(run), table_pooled_sign_tests(run), _failed(run),
-            table_configuration(run)]
+    """Every table of the report, in order (the paper's number in each title).
+
+    A run without a complete cell has no correctness table at all (its cells are
+    listed as not reported).
+    """
+    headline = [table_headline(run)] if run.complete else []
+    return [*headline, *table_correctness(run), table_effort(run),
+            table_stores(run), table_shape(run), table_builder_ladder(run),
+            *table_ladders(run, primary_score), table_harness_quality(run),
+            table_harness_cost(run), table_diagnostics(run), table_sign_tests(run),
+            table_pooled_sign_tests(run), _failed(run), table_configuration(run)]
 
 
 def _figure_section(figures: list[Figure]) -> str:

@@ -62,7 +62,7 @@ SEARCH_ROLES: Final[tuple[str, ...]] = ("search", "retriever")
 TOOL_BLOCKS: Final[tuple[str, ...]] = (
     "tools-search-tree", "tools-search-flat", "tools-search-foldered", "cite-lines",
     "store-listing", "survey-chunk", "survey-dump", "reorganize-edit", "writing-edit",
-    "foldering-tools", "foldering-method",
+    "foldering-tools", "foldering-method", "tools-retrieve", "survey-library",
 )
 """The prompt blocks that name tools; every other block is tool-neutral.
 
@@ -71,7 +71,7 @@ wording it changes to its own block."""
 
 _SEARCH_BLOCKS: Final = ("tools-search-tree", "tools-search-flat", "tools-search-foldered")
 _BM25_BLOCKS: Final = (*_SEARCH_BLOCKS, "survey-chunk", "survey-dump", "foldering-tools",
-                       "foldering-method")
+                       "foldering-method", "tools-retrieve", "survey-library")
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,19 @@ Three ways, tried in this order (see ``docs/shell.md`` for what each protects):
     a read-only shell: nothing unconfined can keep a command from writing.
 
 Each way is probed once per process by running ``true`` in it.
+
+In both confined ways the command's bash first lowers ``RLIMIT_NPROC`` to
+:data:`~memdir.tools._pids.MAX_PROCESSES` inside the new user namespace (see
+:mod:`memdir.tools._pids` for when that holds and what does where it does not),
+and nothing inside names the store's place on the host: bubblewrap reads its
+arguments from a memory file descriptor (``--args``) instead of its command line,
+which would show as ``/proc/1/cmdline``, and the unshare setup script execs the
+command, so no process inside keeps the paths it was given.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shlex
@@ -39,6 +48,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
+
+from memdir.tools._pids import MAX_PROCESSES
 
 __all__ = [
     "BACKENDS",
@@ -64,6 +75,10 @@ _ETC: Final = (
 )
 _DEVICES: Final = ("null", "zero", "full", "random", "urandom", "tty")
 _BASH: Final = ("bash", "--noprofile", "--norc", "-c")
+# The command's bash, after lowering the process cap (only ever lowered, so a
+# stricter limit already in force stays; ``$1`` is the command).
+_CAPPED: Final = (*_BASH, f'ulimit -u {MAX_PROCESSES} 2>/dev/null; exec bash --noprofile '
+                  '--norc -c "$1"', "bash")
 
 
 UNCONFINED_READ_ONLY: Final = (
@@ -86,6 +101,14 @@ class Launch:
     env: dict[str, str]
     cwd: str
     cleanup: list[Path] = field(default_factory=list)
+    fds: tuple[int, ...] = ()
+    """File descriptors the child must inherit (bubblewrap's arguments)."""
+
+    def release(self) -> None:
+        """Close the inherited descriptors; call it once the child has started (or failed to)."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _top_level() -> list[tuple[str, str | None]]:
@@ -100,8 +123,9 @@ def _top_level() -> list[tuple[str, str | None]]:
     return out
 
 
-def _bwrap_argv(root: Path, command: str, read_only: bool) -> list[str]:
-    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
+def _bwrap_options(root: Path, read_only: bool) -> list[str]:
+    """The options for bwrap (everything before the command); they name host paths."""
+    argv = ["--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
     argv += ["--ro-bind", "/usr", "/usr"]
     for name, target in _top_level():
         if target is None:
@@ -118,8 +142,20 @@ def _bwrap_argv(root: Path, command: str, read_only: bool) -> list[str]:
     argv += ["--chdir", MOUNT_POINT, "--clearenv"]
     for key, value in _ENV.items():
         argv += ["--setenv", key, value]
-    argv += ["--hostname", "memdir", *_BASH, command]
+    argv += ["--hostname", "memdir"]
     return argv
+
+
+def _args_fd(argv: list[str]) -> int:
+    """A memory file holding ``argv`` NUL-separated, rewound, for ``bwrap --args``."""
+    fd = os.memfd_create("memdir-bwrap-args", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, b"".join(os.fsencode(a) + b"\0" for a in argv))
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 # Runs as root inside the new namespaces; $1 = new root (empty dir), $2 = store, $3 = command.
@@ -150,7 +186,7 @@ umount -l /.old
 rmdir /.old
 cd /memories
 exec setpriv --inh-caps=-all --bounding-set=-all \
-  /usr/bin/env -i %(env)s bash --noprofile --norc -c "$3"
+  /usr/bin/env -i %(env)s %(bash)s "$3"
 """
 
 
@@ -167,6 +203,7 @@ def _unshare_argv(root: Path, command: str, read_only: bool) -> tuple[list[str],
         "links": links,
         "env": " ".join(shlex.quote(f"{k}={v}") for k, v in _ENV.items()),
         "store_ro": '; mount -o remount,bind,ro "$R/memories"' if read_only else "",
+        "bash": " ".join(shlex.quote(a) for a in _CAPPED),
     }
     argv = [
         "unshare", "--user", "--map-root-user", "--mount", "--net", "--pid", "--ipc", "--uts",
@@ -183,7 +220,11 @@ def launch(backend: Backend, root: Path, command: str, *, read_only: bool = Fals
         SandboxUnavailableError: A read-only store is asked of the unconfined way.
     """
     if backend == "bwrap":
-        return Launch(backend, _bwrap_argv(root, command, read_only), dict(_ENV), str(root))
+        # The options go through a descriptor (bwrap takes only options that way): its
+        # command line, which the sandbox sees as /proc/1/cmdline, names no host path.
+        fd = _args_fd(_bwrap_options(root, read_only))
+        return Launch(backend, ["bwrap", "--args", str(fd), *_CAPPED, command], dict(_ENV),
+                      str(root), fds=(fd,))
     if backend == "unshare":
         argv, new_root = _unshare_argv(root, command, read_only)
         return Launch(backend, argv, dict(_ENV), str(root), [new_root])
@@ -202,11 +243,12 @@ def _works(backend: Backend) -> bool:
         try:
             done = subprocess.run(
                 probe.argv, env=probe.env, cwd=probe.cwd, stdin=subprocess.DEVNULL,
-                capture_output=True, timeout=20, check=False,
+                capture_output=True, timeout=20, check=False, pass_fds=probe.fds,
             )
         except (OSError, subprocess.TimeoutExpired):
             return False
         finally:
+            probe.release()
             for path in probe.cleanup:
                 _remove_empty(path)
     return done.returncode == 0

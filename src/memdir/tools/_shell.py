@@ -40,10 +40,12 @@ import os
 import resource
 import signal
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Final
 
 from memdir.store import Finding, Store, lint_store
+from memdir.tools._pids import MAX_PROCESSES, PidsGroup, ProcessCap, open_group, process_cap
 from memdir.tools._sandbox import (
     UNCONFINED_READ_ONLY,
     Backend,
@@ -74,10 +76,21 @@ _INSTALL_HINT: Final = (
 )
 
 
-def _limits() -> None:  # pragma: no cover - runs in the child before exec
+_NO_PROCESS_CAP: Final = (
+    f"The shell cannot cap how many processes a command starts (at most {MAX_PROCESSES}), "
+    "so a fork bomb would run until the time limit: memdir runs as root, where the kernel "
+    "ignores RLIMIT_NPROC, and no pids cgroup can be made here. Run memdir as an ordinary "
+    "user, or give it a writable cgroup file system with the pids controller (cgroup v2 "
+    "with pids enabled, or v1's /sys/fs/cgroup/pids)."
+)
+
+
+def _limits(group: PidsGroup | None) -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_FSIZE, (_MAX_FILE_BYTES, _MAX_FILE_BYTES))
     resource.setrlimit(resource.RLIMIT_AS, (_MAX_ADDRESS_SPACE, _MAX_ADDRESS_SPACE))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if group is not None:
+        group.join()
 
 
 @dataclass
@@ -107,18 +120,26 @@ def _killpg(pid: int) -> None:
 
 async def _run(
     backend: Backend, root: Path, command: str, timeout: float, keep_bytes: int,
-    read_only: bool,
+    read_only: bool, cap: ProcessCap | None,
 ) -> tuple[_Output, int | None, str | None]:
     """Run ``command``; return its output, exit status and why it was stopped (if it was)."""
+    group = open_group() if cap == "cgroup" else None
+    if cap == "cgroup" and group is None and backend != "unconfined":
+        raise ToolError("The shell could not make the pids cgroup that caps a command's "
+                        "processes (the cgroup file system refused it); nothing was run.")
     spec = launch(backend, root, command, read_only=read_only)
     out = _Output(bytearray())
     kill = asyncio.Event()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *spec.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, env=spec.env, cwd=spec.cwd,
-            start_new_session=True, preexec_fn=_limits,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *spec.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, env=spec.env, cwd=spec.cwd,
+                start_new_session=True, preexec_fn=partial(_limits, group),
+                pass_fds=spec.fds,
+            )
+        finally:
+            spec.release()
         try:
             assert proc.stdout is not None
             reader = asyncio.create_task(_drain(proc.stdout, keep_bytes, out, kill))
@@ -144,6 +165,8 @@ async def _run(
         for path in spec.cleanup:
             with contextlib.suppress(OSError):
                 path.rmdir()
+        if group is not None:
+            group.close()
     return out, (None if stopped else status), stopped
 
 
@@ -194,14 +217,13 @@ class StoreCheck:
             self._tree, self._findings = tree, self._findings_now(tree)
         return tree
 
-    def after(self, before: _Tree, had_git: bool) -> str:
-        """Make the store plain again, then say what the command changed and broke.
+    def after(self, before: _Tree, cleaned: list[tuple[str, str]]) -> str:
+        """Say what the command changed and broke, once the store was made plain.
 
-        Call it before the store lock is released: links and special files the
-        command left are removed and setuid, setgid and execute bits cleared (and
-        a ``.git`` it created is removed) before any other tool can meet them.
+        Args:
+            before: The state :meth:`before` returned.
+            cleaned: What :meth:`Store.make_plain` did after the command.
         """
-        cleaned = self.store.make_plain(keep_git=had_git)
         tree = _tree(self.store)
         if tree == before and not cleaned:
             return ""
@@ -297,6 +319,9 @@ def shell_spec(
     if timeout <= 0 or output_chars <= 0:
         raise ValueError("timeout and output_chars must be positive")
     chosen = _choose(backend, allow_unconfined, read_only)
+    cap = process_cap(chosen != "unconfined")
+    if cap is None and chosen != "unconfined":
+        raise SandboxUnavailableError(_NO_PROCESS_CAP)
     check = StoreCheck(store)
 
     async def bash(command: str) -> str:
@@ -321,12 +346,22 @@ def shell_spec(
         if "\x00" in command:
             raise ToolError("The command contains a NUL byte; remove it.")
         keep = output_chars * 4 + 4
+        if read_only:  # the mount keeps it from changing anything: writers need not wait
+            out, status, stopped = await _run(chosen, store.root, command, timeout, keep,
+                                              True, cap)
+            return _render(out, status, stopped, output_chars, timeout)
         with store.locked():
             before = check.before()
             had_git = (store.root / ".git").is_dir() and not (store.root / ".git").is_symlink()
-            out, status, stopped = await _run(chosen, store.root, command, timeout, keep,
-                                              read_only)
-            report = check.after(before, had_git)
+            try:
+                out, status, stopped = await _run(chosen, store.root, command, timeout, keep,
+                                                  False, cap)
+            finally:
+                # Even when the call is cancelled or fails: links, special files and a
+                # .git the command planted go before the lock is released, so no git
+                # call or tool of memdir's ever meets them.
+                cleaned = store.make_plain(keep_git=had_git)
+            report = check.after(before, cleaned)
             if report:  # the command changed files behind the store's back
                 store.note_change()
         result = _render(out, status, stopped, output_chars, timeout)
