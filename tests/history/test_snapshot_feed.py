@@ -1,4 +1,4 @@
-"""A long-lived History stages only what its change feed names, and records what ``git add -A`` would.
+"""A long-lived History stages only what its feed names, and records what ``git add -A`` would.
 
 Each snapshot after the first stages the paths the feed named since the one
 before. The reference is git itself: the whole tree staged into a scratch index
@@ -73,7 +73,8 @@ def _edit(root: Path, rng: random.Random, step: int) -> None:
         temp.unlink()
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_each_snapshot_records_the_whole_tree_git_add_would(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
