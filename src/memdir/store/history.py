@@ -235,7 +235,9 @@ class History:
         only the paths the feed names, whoever changed them: an object that lives
         across many snapshots (a build, a skills run) pays for each step in
         proportion to its changes, plus git's rewrite of its index. Without a live
-        feed every snapshot stages the whole tree.
+        feed every snapshot stages the whole tree. (The feed follows the files, not
+        git's index: whoever changes the index by hand between two snapshots, say with
+        ``git rm --cached``, has it repaired by the first snapshot of a new object.)
 
         Args:
             message: Names the unit the step belongs to, e.g. ``"chunk 12"``.
