@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memdir.store import Store
@@ -117,3 +117,15 @@ def test_an_edit_in_place_that_keeps_size_and_mtime_is_recorded(store: Store) ->
     history.snapshot("two")
     history.close()
     assert "zircons" in history.read_state(-1)["/memories/a.md"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from(["a", "b", " ", "\t", "\n", "\r", "#", "é"]), min_size=1,
+               max_size=30))
+def test_messages_are_cleaned_as_git_cleans_them(message: str) -> None:
+    from memdir.store.history import _clean_message
+
+    assume(message.strip())  # a snapshot refuses a blank message
+    done = subprocess.run(["git", "stripspace"], input=message.encode(), capture_output=True,
+                          check=True)
+    assert _clean_message(message) == done.stdout.decode()

@@ -247,8 +247,25 @@ class History:
         with self.store.locked():
             self._init()
             self._stage()
-            self._git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
-        return self._git("rev-parse", "HEAD").decode().strip()
+            return self._commit(message)
+
+    def _commit(self, message: str, env: Mapping[str, str] | None = None) -> str:
+        """Commit the index on top of HEAD and return the commit's id.
+
+        Through git's plumbing (``write-tree``, ``commit-tree``, ``update-ref``):
+        ``git commit`` would stat every file of the tree to refresh the index first,
+        which a snapshot that staged only its changes has no need of. The message is
+        cleaned as ``git commit -m`` cleans it (trailing spaces, blank lines).
+        """
+        tree = self._git("write-tree", env=env).decode().strip()
+        parent = self._git("rev-parse", "--verify", "-q", "HEAD", check=False,
+                           env=env).decode().strip()
+        made = self._git("commit-tree", tree, *(["-p", parent] if parent else []),
+                         input=_clean_message(message).encode("utf-8"), env=env)
+        commit = made.decode().strip()
+        self._git("update-ref", "-m", f"snapshot: {message.splitlines()[0][:80]}", "HEAD",
+                  commit, parent, env=env)
+        return commit
 
     def close(self) -> None:
         """Stop following changes (the next snapshot stages the whole tree)."""
@@ -559,6 +576,22 @@ class History:
             return None
         finally:
             os.close(root_fd)
+
+
+def _clean_message(message: str) -> str:
+    """``message`` as ``git commit -m`` stores it (``git stripspace``).
+
+    No trailing spaces on any line, no leading or trailing blank lines, runs of
+    blank lines made one, and a final newline.
+    """
+    lines = [line.rstrip() for line in message.split("\n")]
+    kept: list[str] = []
+    for line in lines:
+        if line or (kept and kept[-1]):
+            kept.append(line)
+    while kept and not kept[-1]:
+        kept.pop()
+    return "\n".join(kept) + "\n"
 
 
 def _pathspecs(paths: Iterable[str], extra: Iterable[str] = ()) -> bytes:
