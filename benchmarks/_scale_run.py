@@ -237,12 +237,25 @@ class BrowseServer(_Server):
     def __init__(self, python: str, store: Path, env: dict[str, str], mem_gb: float) -> None:
         import httpx
 
-        token = "scale-bench-token"
         port = free_port()
-        super().__init__([python, "-m", "memdir", "browse", str(store), "--port", str(port),
-                          "--token", token], env, port, mem_gb)
+        super().__init__([python, "-m", "memdir", "browse", str(store), "--port", str(port)],
+                         env, port, mem_gb)
+        token = self._token()
         self.client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=None,
                                    headers={"Authorization": f"Bearer {token}"})
+
+    def _token(self) -> str:
+        """The session's token, from the URL browse prints (``/TOKEN/`` now, ``?token=`` before)."""
+        import re
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = re.search(r"open http://[^/\s]+/(?:\?token=)?([A-Za-z0-9_-]{16,})",
+                              self.output())
+            if found:
+                return found.group(1)
+            time.sleep(0.1)
+        raise RuntimeError(f"browse printed no URL with a token: {self.output()}")
 
     def get(self, path: str) -> int:
         """Bytes of the page at ``path`` (an error unless HTTP 200)."""

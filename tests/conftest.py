@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,40 +40,66 @@ def no_data_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     get_settings.cache_clear()
 
 
-@pytest.fixture
-def plant_deep() -> Iterator[Callable[..., str]]:
-    """Make a file many folders down, as bash would (no store checks on depth).
+def make_deep_tree(root: Path, levels: int, name: str, text: str, folder: str = "d") -> str:
+    """Folders ``levels`` deep below ``root`` with one file at the bottom, made by hand.
 
-    Called as ``plant_deep(root, levels, file_name, data, folder="d")``; returns the
-    file's agent-facing path. The folders are removed afterwards through handles, since
-    pytest's own clean-up of old temporary folders recurses and fails on them.
+    Made as a shell command would make them (the store's own writes refuse such
+    depths); folders that exist already are entered, so a second call adds a file
+    to the same tree. Returns the file's agent path. Remove the tree with
+    :meth:`Store.delete` (``/memories/<folder>``): pytest's clean-up of old temp
+    folders recurses and fails on it.
     """
-    made: list[tuple[Path, str]] = []
-
-    def plant(root: Path, levels: int, name: str, data: bytes, folder: str = "d") -> str:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            for _ in range(levels):
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(folder, dir_fd=fd)
-                child = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-                os.close(fd)
-                fd = child
-            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=fd)
-            os.write(out, data)
-            os.close(out)
-        finally:
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, dir_fd=fd)
+            child = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
             os.close(fd)
-        made.append((root, folder))
-        return "/memories/" + f"{folder}/" * levels + name
+            fd = child
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=fd)
+        with os.fdopen(out, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    finally:
+        os.close(fd)
+    return "/memories/" + f"{folder}/" * levels + name
 
-    yield plant
-    from memdir.store._paths import open_root, remove_at
 
-    for root, folder in made:
-        with contextlib.suppress(OSError):
-            fd = open_root(root)
-            try:
-                remove_at(fd, folder)
-            finally:
-                os.close(fd)
+def remove_tree(top: Path) -> None:
+    """Remove ``top`` and all below it through folder handles, without recursion.
+
+    shutil.rmtree recurses per level, and a walk by host paths fails once a path is
+    longer than the system allows (a 600-level tree of 8-letter folders is).
+    """
+    from memdir.store._paths import remove_at
+
+    parent = os.open(top.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            remove_at(parent, top.name)
+    finally:
+        os.close(parent)
+
+
+class DeepTrees:
+    """Makes trees with :func:`make_deep_tree` and removes them when the test ends.
+
+    pytest's own clean-up of old temp folders would fail on them. A test that
+    copies such a tree elsewhere removes the copy itself (:meth:`Store.delete`).
+    """
+
+    def __init__(self) -> None:
+        self.made: list[Path] = []
+
+    def __call__(self, root: Path, levels: int, name: str, text: str, folder: str = "d") -> str:
+        self.made.append(Path(root) / folder)
+        return make_deep_tree(root, levels, name, text, folder)
+
+
+@pytest.fixture
+def deep_tree() -> Iterator[DeepTrees]:
+    """A :class:`DeepTrees`, for tests that need a tree deeper than the store makes."""
+    trees = DeepTrees()
+    yield trees
+    for top in trees.made:
+        remove_tree(top)

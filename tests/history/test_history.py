@@ -208,16 +208,16 @@ def test_verify_names_a_file_a_snapshot_left_out(history: History) -> None:
 
 
 def test_a_tree_a_thousand_levels_deep_is_verified_rebuilt_and_restored(
-    history: History, tmp_path: Path, plant_deep: Callable[..., str]
+    history: History, tmp_path: Path, deep_tree: Callable[..., str]
 ) -> None:
     store = history.store
-    deep = plant_deep(store.root, 1000, "x.md", _doc("x", "deep").encode())
+    deep = deep_tree(store.root, 1000, "x.md", _doc("x", "deep"))
     history.snapshot("deep")
     assert history.read_state(-1)[deep] == _doc("x", "deep")
     assert history.verify().ok
     rebuilt = history.checkout_to(-1, tmp_path / "rebuilt")
     assert deep in rebuilt.capture()[0]
-    plant_deep(rebuilt.root, 1, "gone.md", b"")  # so the rebuilt tree is removed too
+    rebuilt.delete("/memories/d")  # the fixture removes only the tree it made
     store.reset_to({})
     history.restore(-1)
     assert store.capture()[0][deep] == _doc("x", "deep").encode()

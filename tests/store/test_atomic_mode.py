@@ -1,4 +1,4 @@
-"""Files the store writes get ordinary permissions, and keep them across edits."""
+"""Files the store writes are their owner's only, and keep their bits across edits."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from memdir.store import Store
 TEXT = "---\nname: note\ndescription: A note\n---\nbody\n"
 
 
-def test_new_file_mode_follows_umask(store: Store) -> None:
+def test_a_new_file_is_the_owners_only_whatever_the_umask(store: Store) -> None:
     old = os.umask(0o022)
     try:
         store.create("/memories/note.md", TEXT)
     finally:
         os.umask(old)
     mode = stat.S_IMODE((store.root / "note.md").stat().st_mode)
-    assert mode == 0o644
+    assert mode == 0o600
 
 
 def test_rewrite_keeps_existing_mode(store: Store) -> None:

@@ -44,6 +44,19 @@ def test_an_edit_in_place_with_times_put_back_is_named(store: Store, feed: Chang
     assert feed.poll().none
 
 
+def test_a_folder_whose_mode_changes_is_still_watched(store: Store, feed: ChangeFeed) -> None:
+    # The store makes new folders 0700 after making them: the feed lost the folder's
+    # watch on that change of its own attributes, and missed every later write inside.
+    store.create("/memories/work/a.md", "---\nname: a\ndescription: a\n---\n")
+    assert _paths(feed.poll()) == {"work"}
+    (store.root / "work").chmod(0o755)
+    assert _paths(feed.poll()) == {"work"}
+    store.create("/memories/work/b.md", "---\nname: b\ndescription: b\n---\n")
+    (store.root / "people").chmod(0o700)
+    (store.root / "people" / "maya.md").write_text("---\nname: maya\n---\nmedic\n")
+    assert _paths(feed.poll()) == {"work/b.md", "people", "people/maya.md"}
+
+
 def test_writes_by_another_process_are_named(store: Store, feed: ChangeFeed) -> None:
     subprocess.run(["sh", "-c", "echo hi >> people/maya.md; echo x > new.md"],
                    cwd=store.root, check=True)
@@ -106,14 +119,14 @@ def test_a_closed_feed_says_everything(store: Store, feed: ChangeFeed) -> None:
 
 
 def test_a_deep_tree_is_watched_through_handles(
-    store: Store, plant_deep: Callable[..., str]
+    store: Store, deep_tree: Callable[..., str]
 ) -> None:
     # Deeper than PATH_MAX allows as one path: watches are added through folder handles.
-    plant_deep(store.root, 600, "first.md", b"x", folder="dddddddd")
+    deep_tree(store.root, 600, "first.md", "x", folder="dddddddd")
     feed = ChangeFeed(store.root)
     if not feed.live:
         pytest.skip("inotify is not available here")
     feed.poll()
-    plant_deep(store.root, 600, "x.md", b"y", folder="dddddddd")
+    deep_tree(store.root, 600, "x.md", "y", folder="dddddddd")
     changes = feed.poll()
     assert [len(p) for p in changes.paths] == [601]

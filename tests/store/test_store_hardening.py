@@ -13,6 +13,7 @@ import threading
 import time
 import tracemalloc
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -324,8 +325,10 @@ def test_a_lock_not_acquired_in_time_is_a_store_error(tmp_path: Path) -> None:
         proc.wait()
 
 
-def test_a_tree_a_thousand_folders_deep_works_everywhere(store: Store) -> None:
-    store.write("/memories/" + "d/" * 1000 + "deep.md", DOC.format(name="deep"))
+def test_a_tree_a_thousand_folders_deep_works_everywhere(
+    store: Store, deep_tree: Callable[..., str]
+) -> None:
+    deep_tree(store.root, 1000, "deep.md", DOC.format(name="deep"))
     try:
         assert store.files()[-1].endswith("/deep.md")
         assert len(store.walk()) == 1001
@@ -335,11 +338,12 @@ def test_a_tree_a_thousand_folders_deep_works_everywhere(store: Store) -> None:
     assert store.walk() == []
 
 
-def test_grep_finds_a_file_a_thousand_folders_deep(store: Store) -> None:
+def test_grep_finds_a_file_a_thousand_folders_deep(
+    store: Store, deep_tree: Callable[..., str]
+) -> None:
     from memdir.tools._grep import grep_store
 
-    path = "/memories/" + "d/" * 1000 + "deep.md"
-    store.write(path, DOC.format(name="deep"))
+    path = deep_tree(store.root, 1000, "deep.md", DOC.format(name="deep"))
     try:
         assert [h.path for h in grep_store(store, "Notes")] == [path]
     finally:
@@ -517,3 +521,24 @@ def test_importing_the_store_leaves_pydantic_unloaded() -> None:
                           check=True)
     assert done.stdout.splitlines() == [
         "False", "name='a' description='b' metadata=None", "Frontmatter SkillMetadata"]
+
+
+@pytest.mark.parametrize("kind", ["link-to-folder", "dangling-link", "file"])
+def test_a_state_folder_that_is_not_a_folder_is_refused(tmp_path: Path, kind: str) -> None:
+    # .memdir holds the lock and the saved search index; followed, a link planted there
+    # (an outside program, a clone) had both written wherever it pointed.
+    root = tmp_path / "memories"
+    root.mkdir()
+    (root / "a.md").write_text("---\nname: a\ndescription: d\n---\napple\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if kind == "link-to-folder":
+        os.symlink(elsewhere, root / ".memdir")
+    elif kind == "dangling-link":
+        os.symlink(tmp_path / "nowhere", root / ".memdir")
+    else:
+        (root / ".memdir").write_text("not a folder")
+    with pytest.raises(StoreError, match=r"\.memdir is not a folder memdir made.*Remove it"):
+        Store(root)
+    assert list(elsewhere.iterdir()) == []
+    assert not (tmp_path / "nowhere").exists()

@@ -109,7 +109,6 @@ def test_hidden_components_are_refused(root: Path, path: str) -> None:
         ("people/alice.md", "/memories/people/alice.md"),
         ("memories/people/alice.md", "/memories/people/alice.md"),
         ("memories", "/memories"),
-        (" /memories/people/alice.md ", "/memories/people/alice.md"),
     ],
 )
 def test_normal_forms(root: Path, path: str, virtual: str) -> None:

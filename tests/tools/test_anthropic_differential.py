@@ -14,6 +14,8 @@ with its reason; the generators never produce those inputs.
 from __future__ import annotations
 
 import os
+import stat
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +32,10 @@ from memdir.tools.anthropic import Profile
 
 # Path pieces Claude uses (any extension, no frontmatter, nested folders), plus the
 # awkward ones: '..' that stays inside or climbs out, '.', paths outside /memories.
-NAMES = ["progress.md", "user_preferences.md", "notes.xml", "todo.txt", "a", "b", "é ü.md"]
+NAMES = ["progress.md", "user_preferences.md", "notes.xml", "todo.txt", "a", "b", "é ü.md",
+         # Near-spellings of the names above, each a distinct entry for both tools:
+         # another case, the NFD form, a final dot.
+         "Progress.md", unicodedata.normalize("NFD", "é ü.md"), "a."]
 PIECES = [*NAMES, "..", "."]
 TEXT = st.text(alphabet="ab #\n\r-é", max_size=24)
 NEEDLE = st.text(alphabet="ab\n", max_size=3)
@@ -172,6 +177,10 @@ class Deliberate:
     setup: Callable[[Path], None] = lambda root: None
     """Prepares each root (the reference's, then memdir's) before the command."""
     memdir_refuses: bool = True
+    lines: int = 1
+    """Lines of memdir's answer (a cut message ends with a line saying so)."""
+    modes: bool = False
+    """The difference is in the permission bits left on disk, so compare them too."""
 
 
 def _link_inside(root: Path) -> None:
@@ -183,6 +192,15 @@ def _folder_link_inside(root: Path) -> None:
     (root / "real").mkdir()
     (root / "real" / "x.md").write_text("kept\n")
     (root / "alias").symlink_to(root / "real")
+
+
+def _notes(root: Path) -> None:
+    (root / "notes.txt").write_text("hello\n")
+
+
+def _shared_notes(root: Path) -> None:
+    _notes(root)
+    os.chmod(root / "notes.txt", 0o644)
 
 
 def _link_outside(root: Path) -> None:
@@ -222,13 +240,53 @@ DELIBERATE = [
                "memdir refuses control characters in names; the reference makes the file."),
     Deliberate("path ending in whitespace",
                {"command": "create", "path": "/memories/a.md ", "file_text": "x"},
-               "memdir refuses a trailing space (it would otherwise be trimmed silently); "
-               "the reference makes a file named 'a.md '."),
+               "memdir refuses a trailing space and never trims one; the reference makes a "
+               "file named 'a.md '."),
+    Deliberate("name inside a path edged with a space",
+               {"command": "create", "path": "/memories/dir /x.txt", "file_text": "x"},
+               "memdir refuses a name that begins or ends with whitespace wherever it sits "
+               "('dir ' and 'dir' look alike in every listing, and trimming one made delete "
+               "remove the other); the reference makes a folder named 'dir '."),
+    Deliberate("no-break space ending a name",
+               {"command": "create", "path": "/memories/dir\u00a0/x.txt", "file_text": "x"},
+               "Unicode whitespace counts as whitespace; the reference makes 'dir\u00a0'."),
+    Deliberate("C1 control character in a name",
+               {"command": "create", "path": "/memories/a\x85b.txt", "file_text": "x"},
+               "U+0085 (next line) is a control character and a line break for Python's "
+               "splitlines; memdir refuses it as it refuses C0 controls."),
+    Deliberate("path deeper than the store keeps",
+               {"command": "create", "path": "/memories/" + "d/" * 32 + "x.txt",
+                "file_text": "x"},
+               "memdir makes no entry more than 32 levels below /memories (MAX_DEPTH), so no "
+               "tool that walks the tree meets hundreds of levels; the reference has no cap."),
+    Deliberate("path longer than the store keeps",
+               {"command": "create", "path": "/memories/" + "/".join(["y" * 200] * 6),
+                "file_text": "x"},
+               "memdir makes no path longer than 1,024 bytes below /memories "
+               "(MAX_PATH_BYTES); the reference has no cap."),
+    Deliberate("error text over 4,000 characters",
+               {"command": "str_replace", "path": "/memories/notes.txt",
+                "old_str": "never there " * 500, "new_str": "x"},
+               "Error messages are cut at 4,000 characters with a line saying so (the "
+               "reference echoes a huge old_str, or lists every line of a repeated one, in "
+               "full); the wording up to the cut is the reference's.", _notes, lines=2),
+    Deliberate("an edit keeps the file's permission bits",
+               {"command": "str_replace", "path": "/memories/notes.txt",
+                "old_str": "hello", "new_str": "bye"},
+               "memdir keeps the bits an existing file has (here 0644, set by its owner); "
+               "the reference's atomic write leaves every edited file 0600. New files are "
+               "0600 and new folders 0700 in both.", _shared_notes, memdir_refuses=False,
+               lines=3, modes=True),
     Deliberate("file over the size cap",
                {"command": "create", "path": "/memories/big.md", "file_text": "x" * 2048},
                "memdir keeps its per-file size cap (1 KiB in this test); the reference has "
                "none."),
 ]
+
+
+def _modes(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): stat.S_IMODE(p.lstat().st_mode)
+            for p in root.rglob("*") if ".memdir" not in p.parts}
 
 
 @pytest.mark.parametrize("case", DELIBERATE, ids=lambda case: case.name)
@@ -237,9 +295,13 @@ def test_deliberate_differences(tmp_path: Path, case: Deliberate) -> None:
     case.setup(pair.reference_root)
     case.setup(pair.store.root)
     theirs, ours = pair.run(case.command)
+
+    def state(root: Path) -> object:
+        return tree(root), (_modes(root) if case.modes else None)
+
     assert ours.is_error == case.memdir_refuses, ours
-    assert (theirs, tree(pair.reference_root)) != (ours, tree(pair.store.root))
-    assert "Traceback" not in ours.text and len(ours.text.splitlines()) == 1
+    assert (theirs, state(pair.reference_root)) != (ours, state(pair.store.root))
+    assert "Traceback" not in ours.text and len(ours.text.splitlines()) == case.lines
     assert tree(pair.store.root.parent / "outside") in ({}, {"secret.txt": b"not yours\n"})
 
 

@@ -225,3 +225,28 @@ async def test_a_read_only_command_does_not_hold_writers_off(backend: Backend,
     result = await call
     assert await writer.wait() == 0
     assert result.content.startswith("seen"), result.content
+
+
+_UNDER_A_TIGHT_ULIMIT = """
+import asyncio, json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # ulimit -v of a container
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+from memdir.store import Store
+from memdir.tools._shell import shell_set
+tools = shell_set(Store(sys.argv[1], create=True), timeout=10.0, backend=sys.argv[2])
+result = asyncio.run(tools.call("bash", {"command": "echo hi; ulimit -v; ulimit -f"}))
+print(json.dumps({"error": result.is_error, "out": result.content}))
+"""
+
+
+def test_a_tighter_limit_of_the_caller_is_kept_not_raised(backend: Backend,
+                                                          tmp_path: Path) -> None:
+    # The shell asks for a 4 GiB address space and 64 MiB files; a caller already held
+    # to less cannot raise its hard limits, and every command then failed in preexec_fn.
+    done = subprocess.run([sys.executable, "-c", _UNDER_A_TIGHT_ULIMIT,
+                           str(tmp_path / "memories"), backend],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not report["error"], report
+    assert report["out"].split()[:3] == ["hi", str(2 << 20), "1024"], report

@@ -21,7 +21,7 @@ CHANGES = {
     "write": "echo 'Bob likes cake.' > /memories/people/bob.md",
     "rm": "rm /memories/people/alice.md",
     "mv": "mv /memories/people/alice.md /memories/alice.md",
-    "chmod": "chmod 600 /memories/people/alice.md",
+    "chmod": "chmod 640 /memories/people/alice.md",  # new files are 0600: a real change
     "sed -i": "sed -i 's/tea/coffee/' /memories/people/alice.md",
     "mkdir": "mkdir /memories/places",
 }

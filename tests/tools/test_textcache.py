@@ -92,9 +92,9 @@ def test_files_past_the_limit_are_read_each_time_and_still_found(store: Store) -
 
 
 def test_a_store_deeper_than_a_path_can_be_is_searched(
-    tmp_path: Path, plant_deep: Callable[..., str]
+    tmp_path: Path, deep_tree: Callable[..., str]
 ) -> None:
     store = Store(tmp_path / "s", create=True)
-    plant_deep(store.root, 600, "x.md", _md("x", "deep needle").encode(), folder="dddddddd")
+    deep_tree(store.root, 600, "x.md", _md("x", "deep needle"), folder="dddddddd")
     hits = _hits(store, "needle")
     assert len(hits) == 1 and hits[0][0].count("/") == 602

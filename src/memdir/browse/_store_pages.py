@@ -20,7 +20,7 @@ from memdir.browse._render import LinkResolver, render_lines, render_markdown
 from memdir.browse._sources import BrowsedStore
 from memdir.browse._state import StoreState, history_steps, parent_folders, state_of
 from memdir.browse._tree import FILES_SHOWN, HEADINGS_FILES, build_nodes
-from memdir.store import ROOT, Document, Finding, StoreError
+from memdir.store import ROOT, Document, Finding, StoreError, find_blocks
 from memdir.store.history import HistoryError
 from memdir.tools import bm25_set, read_set
 from memdir.tools._grep import GREP_HIT
@@ -163,6 +163,7 @@ def file_page(browser: Browser, request: Request) -> HTMLResponse:
         checks_pending=checks is None and state.step is None,
         folders=parent_folders(path), conversation_problem=conversation_problem,
         size=len(doc.text.encode("utf-8")),
+        conflicts=find_blocks(doc.text),  # a sync's two versions, shown side by side
     )
 
 

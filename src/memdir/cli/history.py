@@ -95,13 +95,41 @@ def snapshot(
     typer.echo(commit)
 
 
+@history_app.command("remote")
+def remote(
+    ctx: typer.Context,
+    url: Annotated[str, typer.Argument(metavar="URL", help="A path or URL git can reach.")],
+    create: Annotated[bool, typer.Option(
+        "--create", help="URL is a local path with no repository yet: make an empty bare "
+        "repository there for replicas to meet in.")] = False,
+    name: Annotated[str | None, typer.Option(
+        "--name", help="This replica's name in commits (default: HOST-FOLDER).")] = None,
+) -> None:
+    """Attach a git remote, making the store a replica that `memdir sync` keeps in step."""
+    from memdir.store.replica import Replica
+
+    try:
+        replica = Replica(_history(ctx).store, name=name)
+        replica.attach(url, create=create)
+    except StoreError as exc:
+        raise _guard(str(exc), ctx) from None
+    typer.echo(f"{replica.root} is replica {replica.name} of {replica.url}; "
+               "run `memdir sync` to exchange changes.")
+
+
 @history_app.command("log")
 @json_errors
 def log(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    every: Annotated[bool, typer.Option(
+        "--all", help="Every commit of every replica (the whole graph, newest first), with "
+        "who wrote it and on which replica, instead of this store's own steps.")] = False,
 ) -> None:
-    """List every step, oldest first: number, commit, time and message."""
+    """List every step, oldest first: number, commit, time, message, and who wrote it where."""
+    if every:
+        _log_all(ctx, as_json)
+        return
     try:
         steps = _history(ctx).steps()
     except StoreError as exc:
@@ -116,7 +144,32 @@ def log(
         return
     for s in steps:
         title = s.message.split("\n", 1)[0]
-        typer.echo(f"{s.index:>4}  {s.commit[:10]}  {s.time}  {title}")
+        typer.echo(f"{s.index:>4}  {s.commit[:10]}  {s.time}  {title}{_where(s.message)}")
+
+
+def _where(message: str) -> str:
+    """`` (by WRITER on REPLICA)`` from a commit's memdir trailers, or "" without them."""
+    replica = [ln[16:].strip() for ln in message.splitlines() if ln.startswith("Memdir-Replica:")]
+    writers = [ln[15:].strip() for ln in message.splitlines() if ln.startswith("Memdir-Writer:")]
+    by = f"by {', '.join(writers)}" if writers else ""
+    on = f"on {replica[-1]}" if replica else ""
+    return f"  ({' '.join(p for p in (by, on) if p)})" if by or on else ""
+
+
+def _log_all(ctx: typer.Context, as_json: bool) -> None:
+    from memdir.store.replica import commits
+
+    try:
+        found = commits(_history(ctx))
+    except StoreError as exc:
+        raise _guard(str(exc), ctx) from None
+    if as_json:
+        typer.echo(json.dumps([asdict(c) for c in found], indent=2))
+        return
+    for c in found:
+        by = ", ".join(c.writers) or c.author
+        where = f" on {c.replica}" if c.replica else ""
+        typer.echo(f"{c.commit[:10]}  {c.time}  {c.title}  (by {by}{where})")
 
 
 @history_app.command("show")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -50,6 +51,10 @@ def ingest_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print every chunk's record as JSON lines.")
     ] = False,
+    sync: Annotated[
+        bool, typer.Option("--sync", help="The store is a replica: sync it with its git remote "
+                           "before the first chunk and after every chunk (see memdir sync).")
+    ] = False,
 ) -> None:
     """Integrate a conversation into a store, one chunk at a time.
 
@@ -63,6 +68,10 @@ def ingest_command(
 
     The source is JSON {"speakers": [...], "sessions": [{"id", "date", "turns":
     [{"speaker", "text"}]}]} or plain text (one turn per line, "Name: text").
+
+    With --sync the store is synced with its git remote before the first chunk
+    and after each one, so other replicas see each chunk as it lands; commits
+    name the model that wrote them. A chunk never syncs half done.
 
     Exit status: 0 every chunk integrated, 2 nothing or only part was integrated
     (bad source, no model, a failed chunk).
@@ -99,6 +108,7 @@ def ingest_command(
         store = Store(store_path, create=True, max_file_bytes=get_settings().max_file_bytes)
     except (ValueError, StoreError, OSError) as exc:
         fail(str(exc))
+    between = _between_chunks(store, f"ingest {chosen}", quiet=as_json) if sync else None
     total = len(chunk_conversation(conversation, chunk_tokens))
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} chunks"),
@@ -109,6 +119,8 @@ def ingest_command(
         def done(outcome: ChunkOutcome) -> None:
             integrated[0] = outcome.index
             bar.advance(task)
+            if between is not None:
+                between()
             rec = outcome.record
             if as_json:
                 typer.echo(json.dumps({"chunk": outcome.index, "label": outcome.label,
@@ -143,6 +155,28 @@ def ingest_command(
             f"total {result.usage.total:,} tokens, "
             f"{escape(format_cost(result.cost, chosen))}[/]"
         )
+
+
+def _between_chunks(store: Store, writer: str, *, quiet: bool) -> Callable[[], None]:
+    """Sync the replica now, and return the sync to run after each chunk."""
+    from memdir.store.replica import Replica
+
+    replica = Replica(store)
+    if replica.url is None:
+        fail(f"--sync needs a remote, and the store at {store.root} has none.",
+             "attach one with `memdir history STORE remote URL`.")
+
+    def run() -> None:
+        try:
+            report = replica.sync(writers=[writer])
+        except StoreError as exc:
+            err_console.print(f"[red]sync failed:[/] {escape(str(exc))}")
+            return
+        if not quiet:
+            err_console.print(escape(report.summary()))
+
+    run()
+    return run
 
 
 def register(app: typer.Typer) -> None:

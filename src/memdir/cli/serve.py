@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import anyio
@@ -69,6 +70,25 @@ def serve(
         bool, typer.Option("--allow-remote", help="Permit a --host other machines can reach; "
                            "refused without a token. Use it behind TLS.")
     ] = False,
+    sync: Annotated[
+        bool, typer.Option("--sync", help="Keep the store in step with its git remote (see "
+                           "memdir sync): on start, a few seconds after writes, every "
+                           "--sync-interval seconds, and on stop.")
+    ] = False,
+    sync_interval: Annotated[
+        float, typer.Option("--sync-interval", min=1, help="Seconds between syncs when "
+                            "nothing is written (with --sync).")
+    ] = 60.0,
+    writer: Annotated[
+        str | None, typer.Option("--writer", help="Who writes through this server, named in "
+                                 "the commits --sync makes (default: mcp-stdio or mcp-http).")
+    ] = None,
+    tenants: Annotated[
+        Path | None, typer.Option("--tenants", metavar="FILE", help="Serve many stores over "
+                                  "http: STORE is a folder of stores and FILE (see memdir "
+                                  "tenants) maps each token to one store, a tool set, read or "
+                                  "write access and limits.")
+    ] = None,
 ) -> None:
     """Serve a store's tools to MCP clients (Claude Desktop, IDEs, agents).
 
@@ -90,6 +110,17 @@ def serve(
     Every tool call is bounded by MEMDIR_TOOL_TIME_LIMIT seconds and runs off
     the server's event loop, so one slow call never holds up other sessions.
 
+    With --tenants FILE (http only) one server serves a folder of stores:
+    each request's bearer token picks its tenant, whose store, tool set,
+    access and limits (bytes, files, calls per second) FILE gives; no token
+    reaches another tenant's store.
+
+    With --sync the store, a replica (see memdir clone), is synced with its
+    git remote as it starts, a few seconds after writes (batched), every
+    --sync-interval seconds, and once more as the server stops; each commit
+    names the replica and --writer. An unreachable remote is reported in one
+    line on stderr and the server keeps serving.
+
     Exit status: 0 stopped cleanly (client closed, SIGTERM), 2 bad store or
     refused options, 130 stopped by Ctrl-C.
 
@@ -102,6 +133,10 @@ def serve(
         memdir serve ./memories --set bm25
 
         MEMDIR_MCP_TOKEN=s3cret memdir serve ./memories --write --transport http --port 8765
+
+        memdir serve ./memories --write --sync --writer claude-desktop
+
+        memdir serve ./stores --tenants tenants.yaml --transport http
     """
     # Imported here: the MCP SDK takes most of a second to load, and other commands never need it.
     from memdir.server import (
@@ -115,6 +150,16 @@ def serve(
         run_stdio,
     )
 
+    if tenants is not None:
+        from memdir.cli._tenant_serve import serve_tenants
+
+        if transport is not Transport.http or token or write or profile is not Profile.memdir:
+            fail("--tenants serves over http with each tenant's own token, tool set and access.",
+                 "add --transport http, and drop --token, --write and --profile (the tenants "
+                 "file says them per tenant).")
+        serve_tenants(store_path, tenants, host=host, port=port, allow_remote=allow_remote,
+                      sync=sync, sync_interval=sync_interval)
+        return
     configured = get_settings().mcp_token
     if token is None and configured is not None:
         token = configured.get_secret_value()
@@ -139,6 +184,11 @@ def serve(
     else:
         toolset = load_toolset(set_name or ("write" if write else "read"), store)
     server = build_server(toolset)
+    if sync:  # syncs now, then in the background; the last sync runs as the process exits
+        from memdir.cli._syncing import start_syncer
+
+        start_syncer(store, interval=sync_interval, writer=writer or f"mcp-{transport.value}",
+                     stop_at_exit=True)
     if transport is Transport.stdio:
         try:
             anyio.run(run_stdio, server)

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
 from memdir.cli._common import StoreArg, console, fail, json_errors, open_store, print_json
-from memdir.store import ROOT, Entry, StoreError
+from memdir.store import ROOT, Entry, StoreError, listing_mark
 
 __all__ = ["entry_dict", "register", "tree", "tree_lines"]
 
 
-def _label(entry: Entry) -> str:
+def _label(entry: Entry, mark: str | None = None) -> str:
     name = escape(entry.path.rsplit("/", 1)[-1])
     if entry.is_dir:
         return f"[bold blue]{name}/[/]"
     desc = escape(entry.description) if entry.description else "[red](no description)[/]"
-    return f"{name}  [dim]{entry.size:,} B[/]  {desc}"
+    flag = f"[bold red]{escape(mark)}[/] " if mark else ""
+    return f"{name}  [dim]{entry.size:,} B[/]  {flag}{desc}"
 
 
 def entry_dict(entry: Entry) -> dict[str, object]:
@@ -30,11 +32,15 @@ def entry_dict(entry: Entry) -> dict[str, object]:
             "description": entry.description}
 
 
-def tree_lines(top: str, entries: list[Entry]) -> list[str]:
+def tree_lines(top: str, entries: list[Entry],
+               marks: Mapping[str, str] | None = None) -> list[str]:
     """Lines (rich markup) drawing ``entries``, as listed by :meth:`Store.walk`, under ``top``.
 
     Drawn by hand rather than with ``rich.tree`` so that long descriptions are
-    never cropped to the terminal's width.
+    never cropped to the terminal's width, and without recursion, so a tree
+    deeper than the interpreter's recursion limit (made by hand or by a shell
+    command) is drawn too. ``marks`` (path -> words) flags files before their
+    description, e.g. the ones a sync left with a conflict.
     """
     children: dict[str, list[Entry]] = {}
     for entry in entries:
@@ -48,7 +54,8 @@ def tree_lines(top: str, entries: list[Entry]) -> list[str]:
     stack = pending(top, "")
     while stack:  # depth first with a stack: a thousand folders deep is drawn like three
         entry, prefix, last = stack.pop()
-        lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(entry)}")
+        label = _label(entry, (marks or {}).get(entry.path))
+        lines.append(f"{prefix}{'└── ' if last else '├── '}{label}")
         if entry.is_dir:
             stack.extend(pending(entry.path, prefix + ("    " if last else "│   ")))
     return lines
@@ -93,7 +100,7 @@ def tree(
         print_json({"path": top, "folders": folders, "files": files,
                     "entries": [entry_dict(e) for e in entries]})
         return
-    for line in tree_lines(top, entries):
+    for line in tree_lines(top, entries, listing_mark(store.root)):
         console.print(line)
     console.print(f"[dim]{folders} folder(s), {files} file(s)[/]")
 

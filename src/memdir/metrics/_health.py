@@ -24,7 +24,7 @@ from memdir.metrics._alarms import (
 )
 from memdir.metrics._measure import Measurer, StoreMetrics, measure_store, read_state
 from memdir.metrics._shape import SHAPE_COLUMNS
-from memdir.store import Store
+from memdir.store import Store, conflict_alarms
 
 __all__ = ["HealthReport", "HealthThresholds", "health_report"]
 
@@ -145,7 +145,9 @@ def _reading(m: StoreMetrics) -> list[str]:
 
 
 def _alarms(report: HealthReport) -> list[str]:
-    alarms: list[str] = []
+    files = report.metrics.tree.files
+    alarms = conflict_alarms({p: s.body for p, s in files.items()},
+                             {p: s.body_line for p, s in files.items()})
     for reason in report.unreadable.values():
         alarms.append(f"{reason.rstrip('.')}; it is left out of every measure")
     for d in report.metrics.shape.dangling:

@@ -3,13 +3,15 @@
 A chain lives in a folder:
 
 - ``chain.json``, the manifest: the chain's name, seed, policy, step cap and
-  task ids in order, with the order's digest;
+  task ids in order, with the order's digest, and a model policy's compaction
+  settings;
 - ``tasks/NNN.json``, one :class:`Trajectory` per finished task (NNN is the
   task's position in the chain), written atomically when the task ends.
 
 Running a chain again in the same folder skips the tasks already recorded, so an
 interrupted run resumes where it stopped. The manifest must match: a folder
-written for another order, policy or step cap is refused rather than mixed.
+written for another order, policy, step cap or compaction is refused rather than
+mixed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from memdir.runs import RunRecord, read_record, write_record
 from memdir.skills._env import AlfworldEnv
+from memdir.skills._execution import Compaction, ModelPolicy
 from memdir.skills._families import AlfworldTask, order_digest
 from memdir.skills._policy import GiveUp, Policy, Step
 from memdir.skills._trajectory import Ending, Trajectory
@@ -53,6 +56,9 @@ class ChainManifest(RunRecord):
     max_steps: int
     order_digest: str
     task_ids: list[str]
+    compaction: Compaction | None = None
+    """A model policy's compaction settings (None: the policy does not compact, as
+    the expert, or a chain recorded before the settings were pinned)."""
 
 
 async def run_episode(env: AlfworldEnv, task: AlfworldTask, policy: Policy) -> Trajectory:
@@ -132,7 +138,8 @@ class ChainPlayer:
         self.before_task = before_task
         _check_manifest(chain_dir, ChainManifest(
             name=name, seed=seed, policy=policy.name, max_steps=env.max_steps,
-            order_digest=order_digest(tasks), task_ids=[t.task_id for t in tasks]))
+            order_digest=order_digest(tasks), task_ids=[t.task_id for t in tasks],
+            compaction=policy.compaction if isinstance(policy, ModelPolicy) else None))
         self.records = load_records(chain_dir)
         for position, record in self.records.items():
             expected = self.tasks[position].task_id if position < len(self.tasks) else None

@@ -12,6 +12,11 @@ the benchmark folder that holds ``alfworld/valid_seen``), else from the config's
 ``data`` (a relative path is taken from the config file's folder, never from
 where the command runs). A shipped config names no folder and says in
 ``paper`` how many cells the paper reports for the study it reproduces.
+
+``compaction`` sets when a model-driven execution agent compacts a long episode
+(:class:`Compaction`, default 32,000 tokens, the first step and the last 10 kept);
+it is part of the pinned config and each chain's ``chain.json``, so a chain
+recorded under other settings is refused on resume.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from memdir.config import load_yaml_model
 from memdir.runs import ToolsetFactory
-from memdir.skills._execution import COMPACT_PROMPT, STEP_PROMPT
+from memdir.skills._execution import COMPACT_PROMPT, STEP_PROMPT, Compaction
 from memdir.skills._roles import EXECUTION_ROLE
 from memdir.skills._variants import (
     CURATOR_PROMPTS,
@@ -137,6 +142,10 @@ class RunConfig(BaseModel):
         "(variants without a model reading the store get the first only).")
     episode_k: int = Field(default=2, ge=0,
                            description="Episodes served per task by episode_log_recent.")
+    compaction: Compaction = Field(
+        default_factory=Compaction,
+        description="When the model-driven execution agent compacts a long episode "
+        "(each chain pins it; the expert ignores it).")
     cache_dir: Path | None = Field(default=None, description="ALFWorld translation cache.")
     prices: Path | None = Field(default=None, description="A price file merged over the table.")
 

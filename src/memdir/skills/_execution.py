@@ -40,6 +40,7 @@ from inspect_ai.model import (
     ChatMessageUser,
     Model,
 )
+from pydantic import BaseModel, ConfigDict, Field
 
 from memdir.agents import (
     CallFailed,
@@ -64,16 +65,24 @@ COMPACT_PROMPT = "turn-compact"
 """The note that stands for the folded steps of a compacted episode."""
 
 
-@dataclass(frozen=True)
-class Compaction:
-    """When and how a long execution episode is compacted (see the module docstring)."""
+class Compaction(BaseModel):
+    """When and how a long execution episode is compacted (see the module docstring).
 
-    at_tokens: int = 32_000
-    """Compact before the next call once a call's input plus output reaches this."""
-    keep_steps: int = 10
-    """Steps kept in full before the current one (the first step's turn is always kept)."""
-    observation_chars: int = 200
-    """Most characters of a folded step's following observation kept in the note."""
+    A run config's ``compaction`` entry is one of these; a chain folder pins it,
+    so a chain is never resumed under other settings.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at_tokens: int = Field(default=32_000, ge=1, description="Compact before the next "
+                           "call once a call's input plus output reaches this many tokens.")
+    keep_steps: int = Field(default=10, ge=0, description="Steps kept in full before the "
+                            "current one (the first step's turn is always kept).")
+    observation_chars: int = Field(default=200, ge=0, description="Most characters of a "
+                                   "folded step's following observation kept in the note.")
+
+
+_DEFAULT_COMPACTION = Compaction()
 
 
 @dataclass
@@ -129,11 +138,12 @@ class ModelPolicy:
     Args:
         model: An inspect_ai model or its ``provider/model`` name.
         role: The execution role's settings (default: :data:`EXECUTION_ROLE`).
-        compaction: When to compact a long episode (None: never).
+        compaction: When to compact a long episode (default: :class:`Compaction`'s
+            defaults, as a run config's; None: never).
     """
 
     def __init__(self, model: Model | str, role: RoleConfig | None = None,
-                 compaction: Compaction | None = Compaction()) -> None:
+                 compaction: Compaction | None = _DEFAULT_COMPACTION) -> None:
         self.llm = resolve_model(model)
         self.role = role or EXECUTION_ROLE
         self.compaction = compaction

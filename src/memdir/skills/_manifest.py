@@ -35,7 +35,7 @@ def pin_run(config: RunConfig, tasks: Sequence[AlfworldTask]) -> RunManifest:
     """Write the run's ``manifest.json`` into its output folder and return it.
 
     A rerun rewrites the manifest (a grid may grow between runs; each chain's own
-    ``chain.json`` refuses a folder played with another order or step cap).
+    ``chain.json`` refuses a folder played with another order, step cap or compaction).
     """
     cells = config.cells()
     prompts: list[str] = []

@@ -279,10 +279,10 @@ class _ChainRun:
             steps = load_steps(self.dir)
 
 
-def _policy(cell: Cell, env: AlfworldEnv, seed: int, models: Models) -> Policy:
+def _policy(cell: Cell, config: RunConfig, env: AlfworldEnv, models: Models) -> Policy:
     if cell.execution == EXPERT:
-        return ExpertPolicy(env, seed=seed)
-    return ModelPolicy(models.get(cell.execution, cell.execution))
+        return ExpertPolicy(env, seed=config.seed)
+    return ModelPolicy(models.get(cell.execution, cell.execution), compaction=config.compaction)
 
 
 def log_dir(output: Path) -> Path:
@@ -300,7 +300,7 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
     task n/N, the time elapsed and an estimate of the time left.
 
     Args:
-        config: The run's settings (seed, limit, output folder, episode_k).
+        config: The run's settings (seed, limit, output folder, episode_k, compaction).
         cell: The cell to run.
         tasks: The split's tasks (``list_tasks``).
         env: The environment (``facts=True`` for the expert).
@@ -322,7 +322,7 @@ async def run_cell(config: RunConfig, cell: Cell, tasks: Sequence[AlfworldTask],
             cell.variant, store, k=config.episode_k, harness=cell.harness,
             curator=models.get(cell.curator, cell.curator) if cell.curator else None,
             retriever=models.get(cell.retriever, cell.retriever) if cell.retriever else None)
-        policy = _policy(cell, env, config.seed, models)
+        policy = _policy(cell, config, env, models)
         run = _ChainRun(chain_dir, variant, policy)
         await run.repair()
         player = ChainPlayer(chain, policy, chain_dir, env=env, name=name, seed=config.seed,

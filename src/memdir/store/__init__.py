@@ -8,6 +8,17 @@ building them.
 
 from typing import TYPE_CHECKING, Any
 
+from memdir.store._conflicts import (
+    ConflictBlock,
+    conflict_alarms,
+    conflict_findings,
+    conflict_followup,
+    conflict_note,
+    conflicted_paths,
+    find_blocks,
+    has_conflict,
+    listing_mark,
+)
 from memdir.store._document import Document, load_document, parse_document
 from memdir.store._entries import Entries, Folder, Found, FoundType
 from memdir.store._errors import (
@@ -33,11 +44,16 @@ from memdir.store._lint import Finding, check_xref, fix_store, lint_store
 from memdir.store._markdown import Heading, Section, XRef, find_section, headings, sections, xrefs
 from memdir.store._paths import (
     ANY_NAME,
+    FILE_MODE,
+    FOLDER_MODE,
     MARKDOWN,
+    MAX_DEPTH,
+    MAX_PATH_BYTES,
     ROOT,
     NamePolicy,
     StorePath,
     atomic_write,
+    check_new_path,
     resolve,
     to_virtual,
 )
@@ -68,6 +84,7 @@ __all__ = [
     "ANY_NAME",
     "ANY_VERSION",
     "AnyVersion",
+    "ConflictBlock",
     "DEFAULT_MAX_FILE_BYTES",
     "DESCRIPTION_MAX_CHARS",
     "ROOT",
@@ -78,6 +95,8 @@ __all__ = [
     "Entry",
     "EntryKind",
     "FileExistsInStoreError",
+    "FILE_MODE",
+    "FOLDER_MODE",
     "FileTooLargeError",
     "Finding",
     "Folder",
@@ -86,8 +105,10 @@ __all__ = [
     "Frontmatter",
     "Heading",
     "MARKDOWN",
+    "MAX_DEPTH",
     "MAX_NESTING",
     "MAX_NODES",
+    "MAX_PATH_BYTES",
     "NamePolicy",
     "Node",
     "NodeKind",
@@ -103,14 +124,23 @@ __all__ = [
     "XRef",
     "atomic_write",
     "body_without_sources",
+    "check_new_path",
     "check_xref",
+    "conflict_alarms",
+    "conflict_findings",
+    "conflict_followup",
+    "conflict_note",
+    "conflicted_paths",
     "digest_text",
     "entry_sources",
+    "find_blocks",
     "find_section",
     "find_sources_section",
     "fix_store",
+    "has_conflict",
     "headings",
     "lint_store",
+    "listing_mark",
     "load_document",
     "parse_document",
     "parse_file",

@@ -37,7 +37,7 @@ from memdir.store._paths import (
     to_virtual,
     write_at,
 )
-from memdir.store._tree import walk_tree
+from memdir.store._tree import subtree_extent, walk_tree
 
 if TYPE_CHECKING:
     from memdir.store._store import Store
@@ -145,6 +145,11 @@ class Folder:
             yield Folder(self._entries, fd, (*self.parts, name))
         finally:
             os.close(fd)
+
+    def extent(self) -> tuple[int, int]:
+        """How deep and how long the paths inside this folder go (see ``subtree_extent``)."""
+        with self._entries.errors(self._virtual()):
+            return subtree_extent(self._fd, ())
 
     def listing(self, max_depth: int) -> list[Found]:
         """Visible entries up to ``max_depth`` levels down, in tree order.

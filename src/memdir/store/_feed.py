@@ -58,6 +58,7 @@ if _inotify is not None:
     )
     _ISDIR: Final = int(_F.ISDIR)
     _NEW_DIR: Final = int(_F.CREATE | _F.MOVED_TO)
+    _OUT_DIR: Final = int(_F.DELETE | _F.MOVED_FROM)
     _GONE_SELF: Final = int(_F.DELETE_SELF | _F.MOVE_SELF)
     _IGNORED: Final = int(_F.IGNORED)
     _OVERFLOW: Final = int(_F.Q_OVERFLOW)
@@ -255,6 +256,7 @@ class ChangeFeed:
         if mask & _ISDIR:
             if mask & _NEW_DIR:
                 self._watch_tree(parts)
-            else:
+            elif mask & _OUT_DIR:
                 self._forget(parts)
+            # else a change to the folder itself (its mode, say): its watch stays
 

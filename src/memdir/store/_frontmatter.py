@@ -97,21 +97,38 @@ def _bounded_loader() -> type[yaml.SafeLoader]:
 
 
 def _expanded_size(root: yaml.Node) -> int:
-    """How many nodes ``root`` stands for with every alias expanded (memoised, iterative)."""
+    """How many nodes ``root`` stands for with every alias expanded (memoised, iterative).
+
+    Raises:
+        yaml.YAMLError: An alias refers to a node that contains it (``&m {self: *m}``):
+            expanded, it would never end.
+    """
+    import yaml
+
     sizes: dict[int, int] = {}
+    # The nodes being expanded: each one's "ready" marker is on the stack, so they are
+    # the ancestors of whatever is taken next; meeting one again is a cycle.
+    open_nodes: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, ready = stack.pop()
-        if id(node) in sizes:
+        key = id(node)
+        if ready:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
+            if sizes[key] > MAX_NODES:
+                return sizes[key]
             continue
-        children = _children(node)
-        if ready or not children:
-            sizes[id(node)] = 1 + sum(sizes.get(id(c), 1) for c in children)
-            if sizes[id(node)] > MAX_NODES:
-                return sizes[id(node)]
+        if key in sizes:
             continue
+        if key in open_nodes:
+            raise yaml.YAMLError(
+                "the header has an alias inside the value it names (such as "
+                "'&m {self: *m}'), which never ends; write the value out instead"
+            )
+        open_nodes.add(key)
         stack.append((node, True))
-        stack.extend((c, False) for c in children if id(c) not in sizes)
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
     return sizes[id(root)]
 
 

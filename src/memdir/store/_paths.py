@@ -2,10 +2,19 @@
 
 Agents name files as ``/memories/people/alice.md``. :func:`split` checks such a
 name and turns it into components, or refuses it. The rules: no NUL bytes or
-control characters, no lone surrogates, no ``..`` components, no absolute host
-paths, no hidden components (memdir keeps its own state in ``.memdir`` and
-``.git``), no component over 255 bytes, and a file name the store's
+control characters (C0 or C1), no lone surrogates, no ``..`` components, no
+absolute host paths, no hidden components (memdir keeps its own state in
+``.memdir`` and ``.git``), no component over 255 bytes, no component (and no
+path) that begins or ends with whitespace, and a file name the store's
 :class:`NamePolicy` accepts (memdir's own: ``.md`` only).
+
+A path is taken as written: nothing is trimmed, and names are compared byte for
+byte (no case folding, no Unicode normalization), so two spellings never reach
+one entry unless the file system itself folds them. The spellings that are
+folded are the ones that cannot name distinct entries: repeated slashes, ``.``
+components and a final slash. Whitespace at either end of a name is refused
+rather than kept or trimmed: trimming made ``dir `` reach ``dir``, and keeping
+it makes two entries that look the same in every listing.
 
 Acting on a checked name never goes through a host path string. Every read,
 write, delete, rename and listing opens the components one by one from the
@@ -38,12 +47,18 @@ from memdir.store._errors import (
 
 __all__ = [
     "ANY_NAME",
+    "FILE_MODE",
+    "FOLDER_MODE",
     "MARKDOWN",
+    "MAX_DEPTH",
+    "MAX_PATH_BYTES",
     "ROOT",
     "NamePolicy",
     "StorePath",
     "atomic_write",
+    "check_new_path",
     "is_temp_name",
+    "make_folders",
     "os_error",
     "posix_parts",
     "resolve",
@@ -57,6 +72,14 @@ ROOT = "/memories"
 
 _MAX_PATH_CHARS = 4096
 _MAX_COMPONENT_BYTES = 255
+FILE_MODE: Final = 0o600
+"""Permission bits of a new memory file: its owner's only (memories are personal data)."""
+FOLDER_MODE: Final = 0o700
+"""Permission bits of a new folder of a store (and of a store root memdir creates)."""
+MAX_DEPTH: Final = 32
+"""Most levels below the root a new entry may sit at (``/memories/a/b.md`` is at 2)."""
+MAX_PATH_BYTES: Final = 1024
+"""Longest path below the root a new entry may have, in UTF-8 bytes."""
 _MAX_SHOWN = 120
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -134,7 +157,7 @@ def _parts(path: str) -> list[str]:
         raise PathError(f"The path is empty. Give a path under {ROOT}, e.g. {ROOT}/notes.md.")
     if len(path) > _MAX_PATH_CHARS:
         raise PathError(f"The path is longer than {_MAX_PATH_CHARS} characters; use a shorter one.")
-    if any(ord(ch) < 32 or ch == "\x7f" for ch in path):
+    if any(ord(ch) < 32 or 0x7F <= ord(ch) <= 0x9F for ch in path):
         raise PathError(
             "The path contains a NUL byte or another control character; "
             "use printable characters only."
@@ -148,7 +171,13 @@ def _parts(path: str) -> list[str]:
         ) from None
     if "\\" in path:
         raise PathError("Use forward slashes in paths, e.g. /memories/people/alice.md.")
-    text = path.strip()
+    if path[0].isspace() or path[-1].isspace():
+        raise PathError(
+            f"The path {_shown(path)} begins or ends with a space. Names in the store never "
+            "do, and paths are never trimmed (so that no spelling reaches another entry); "
+            f"if you mean {_shown(path.strip())}, write it so."
+        )
+    text = path
     if text == ROOT or text.startswith(ROOT + "/"):
         rest = text[len(ROOT) :]
     elif text.startswith("/"):
@@ -164,22 +193,78 @@ def _parts(path: str) -> list[str]:
         rest = "/" + text
     parts = [p for p in rest.split("/") if p not in ("", ".")]
     for part in parts:
-        if part == "..":
-            raise PathError(
-                f"{_shown(path)} uses '..'. Paths may not climb out of a folder; "
-                f"write the full path from {ROOT} instead."
-            )
-        if part.startswith("."):
-            raise PathError(
-                f"{_shown(path)} has a hidden component {part!r}; names starting with '.' "
-                "are reserved. Choose a name that starts with a letter or digit."
-            )
-        if len(part.encode("utf-8", "surrogatepass")) > _MAX_COMPONENT_BYTES:
-            raise PathError(
-                f"A component of {_shown(path)} is longer than {_MAX_COMPONENT_BYTES} bytes "
-                "in UTF-8 (accented letters take two); choose a shorter name."
-            )
+        _check_part(path, part)
     return parts
+
+
+def _check_part(path: str, part: str) -> None:
+    """Refuse a component of ``path`` that the store never holds."""
+    if part[0].isspace() or part[-1].isspace():
+        if not part.strip():
+            raise PathError(f"{_shown(path)} has a component {part!r} made only of "
+                            "spaces; leave it out.")
+        raise PathError(
+            f"{_shown(path)} has a component {part!r} that begins or ends with a space. "
+            f"Names in the store never do, since {part!r} and {part.strip()!r} would look "
+            f"alike and be mistaken for each other; use {part.strip()!r}."
+        )
+    if part == "..":
+        raise PathError(
+            f"{_shown(path)} uses '..'. Paths may not climb out of a folder; "
+            f"write the full path from {ROOT} instead."
+        )
+    if part.startswith("."):
+        raise PathError(
+            f"{_shown(path)} has a hidden component {part!r}; names starting with '.' "
+            "are reserved. Choose a name that starts with a letter or digit."
+        )
+    if len(part.encode("utf-8", "surrogatepass")) > _MAX_COMPONENT_BYTES:
+        raise PathError(
+            f"A component of {_shown(path)} is longer than {_MAX_COMPONENT_BYTES} bytes "
+            "in UTF-8 (accented letters take two); choose a shorter name."
+        )
+
+
+def check_new_path(parts: tuple[str, ...], below: tuple[int, int] = (0, 0)) -> None:
+    """Refuse to make an entry at ``parts`` deeper or longer than the store allows.
+
+    Walks, listings and the tools that draw a tree handle any depth, but trees
+    hundreds of folders deep are never what an agent means and break tools
+    outside memdir (editors, archivers, other tools' recursion limits), so every
+    act that makes a new name checks it here: a new file or folder, and the
+    destination of a move. Entries made otherwise (by hand, by a shell command)
+    stay readable, editable and removable.
+
+    Args:
+        parts: The new entry's components below the root.
+        below: For a folder that moves, the depth and the UTF-8 length of the
+            deepest and the longest path inside it (relative to it).
+
+    Raises:
+        PathError: The entry, or one inside a moved folder, would sit more than
+            :data:`MAX_DEPTH` levels down or have a path longer than
+            :data:`MAX_PATH_BYTES` bytes.
+    """
+    depth = len(parts) + below[0]
+    size = len("/".join(parts).encode("utf-8", "surrogatepass")) + below[1]
+    if depth > MAX_DEPTH:
+        if below[0]:
+            hint = (f"the folder holds entries {below[0]} levels inside it, so move it at most "
+                    f"{max(0, MAX_DEPTH - below[0])} levels below {ROOT}, or flatten it first.")
+        else:
+            flat = to_virtual((*parts[: MAX_DEPTH - 1], parts[-1]))
+            hint = f"use fewer folders, e.g. {shown(flat)}."
+        raise PathError(
+            f"{shown(to_virtual(parts))} would put an entry {depth} levels below {ROOT}; the "
+            f"store keeps entries at most {MAX_DEPTH} levels deep: {hint}"
+        )
+    if size > MAX_PATH_BYTES:
+        inside = " (counting the longest path inside the folder moved)" if below[1] else ""
+        raise PathError(
+            f"{shown(to_virtual(parts))} would be {size:,} bytes long below {ROOT}{inside}; "
+            f"the store keeps paths to at most {MAX_PATH_BYTES:,} bytes. Use shorter folder "
+            "and file names, or fewer folders."
+        )
 
 
 def to_virtual(parts: list[str] | tuple[str, ...]) -> str:
@@ -356,11 +441,14 @@ def open_dir(root_fd: int, parts: tuple[str, ...], *, create: bool = False) -> i
             except FileNotFoundError:
                 if not create:
                     raise
+                made = True
                 try:
-                    os.mkdir(name, 0o777, dir_fd=fd)
+                    os.mkdir(name, FOLDER_MODE, dir_fd=fd)
                 except FileExistsError:
-                    pass  # made meanwhile; the open below checks what it is
+                    made = False  # made meanwhile; the open below checks what it is
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                if made:
+                    os.fchmod(child, FOLDER_MODE)  # exactly, whatever the umask
             os.close(fd)
             fd = child
     except BaseException:
@@ -417,16 +505,17 @@ def read_at(dir_fd: int, name: str, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
-def write_at(dir_fd: int, name: str, data: bytes) -> None:
+def write_at(dir_fd: int, name: str, data: bytes, new_mode: int | None = FILE_MODE) -> None:
     """Replace (or create) the file ``name`` in a folder atomically.
 
-    The bytes go to a temporary file in the same folder, are flushed, and take
-    the name in one rename; the folder is synced afterwards. An existing file
-    keeps its permission bits (less setuid, setgid and sticky); a new one gets
-    ``0o666`` less the umask.
+    The bytes go to a temporary file in the same folder (readable by its owner
+    only while it is written), are flushed, and take the name in one rename; the
+    folder is synced afterwards. An existing file keeps its permission bits
+    (less setuid, setgid and sticky); a new one gets ``new_mode`` exactly,
+    whatever the umask (None: ``0o666`` less the umask, for files outside a store).
     """
     old = lstat_at(dir_fd, name)
-    mode = 0o666 & ~_umask()
+    mode = 0o666 & ~_umask() if new_mode is None else new_mode
     if old is not None and stat.S_ISREG(old.st_mode):
         mode = old.st_mode & 0o777
     tmp = write_temp_at(dir_fd, data, mode)
@@ -518,9 +607,30 @@ def atomic_write(host: Path, data: bytes) -> None:
     host.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(host.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        write_at(fd, host.name, data)
+        write_at(fd, host.name, data, new_mode=None)
     finally:
         os.close(fd)
+
+
+def make_folders(path: Path) -> None:
+    """Create ``path`` and its missing parents, each new one with :data:`FOLDER_MODE` exactly.
+
+    For a store root memdir creates: ``Path.mkdir(parents=True)`` would give the
+    parents the umask's default (often readable by everyone).
+    """
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(FOLDER_MODE)
+        except FileExistsError:
+            continue  # made meanwhile: not ours to change
+        os.chmod(folder, FOLDER_MODE)
 
 
 def _umask() -> int:

@@ -25,6 +25,7 @@ from typing import Final, Literal
 
 from filelock import FileLock, Timeout
 
+from memdir.store._deadline import check_deadline
 from memdir.store._errors import (
     ConflictError,
     FileExistsInStoreError,
@@ -36,13 +37,16 @@ from memdir.store._errors import (
 from memdir.store._frontmatter import description_of
 from memdir.store._paths import (
     ANY_NAME,
+    FILE_MODE,
     MARKDOWN,
     ROOT,
     Kind,
     NamePolicy,
     StorePath,
+    check_new_path,
     dir_handle,
     lstat_at,
+    make_folders,
     open_dir,
     open_root,
     os_error,
@@ -60,6 +64,7 @@ from memdir.store._tree import (
     capture_tree,
     make_plain,
     reset_tree,
+    subtree_extent,
     temp_files,
     walk_tree,
 )
@@ -79,6 +84,7 @@ DEFAULT_LOCK_TIMEOUT: Final = 60.0
 STATE_DIR: Final = ".memdir"
 _HEAD_BYTES: Final = 4096
 _MAX_HEADER_BYTES: Final = 64 * 1024
+_EDIT_ATTEMPTS: Final = 3
 
 
 class _AnyVersion:
@@ -145,7 +151,7 @@ class Store:
     ) -> None:
         path = Path(root).expanduser()
         if create:
-            path.mkdir(parents=True, exist_ok=True)
+            make_folders(path)
         if not path.is_dir():
             raise StoreError(
                 f"No store at {path}: the folder does not exist. "
@@ -155,7 +161,7 @@ class Store:
         self.max_file_bytes = max_file_bytes
         self.names = names
         self.lock_timeout = lock_timeout
-        self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout)
+        self._lock = FileLock(self._state_dir() / "lock", timeout=lock_timeout, mode=FILE_MODE)
         self._desc_cache: dict[str, tuple[int, int, int, str | None]] = {}
         self._swept = False
         if sweep_now:
@@ -166,7 +172,18 @@ class Store:
 
     def _state_dir(self) -> Path:
         state = self.root / STATE_DIR
-        state.mkdir(exist_ok=True)
+        try:
+            mode = os.lstat(state).st_mode
+        except FileNotFoundError:
+            make_folders(state)  # it holds derived data (a search index): the owner's only
+            return state
+        if not stat.S_ISDIR(mode):
+            # A link would take the lock and the saved search index wherever it points.
+            raise StoreError(
+                f"{state} is not a folder memdir made (a link or a file), so memdir will not "
+                "keep its lock and search index there. Remove it (memdir makes the folder "
+                "again; it holds only derived data) and open the store again."
+            )
         return state
 
     def _sweep_temps(self) -> None:
@@ -289,6 +306,7 @@ class Store:
         fd = -1
         try:
             for node in nodes:
+                check_deadline()  # a search over thousands of files stops on time
                 parent = node.parts[:-1]
                 if parent != folder:
                     if fd >= 0:
@@ -399,6 +417,7 @@ class Store:
         virtual = to_virtual(parts)
         data = _encode(text, virtual)
         self._check_size(virtual, len(data))
+        self._check_new(parts)
         with self.locked():
             try:
                 with dir_handle(self.root, parts[:-1], create=True) as fd:
@@ -409,6 +428,14 @@ class Store:
                 raise self._fail(exc, virtual) from None
             self.note_change()
         return digest_text(text)
+
+    def _check_new(self, parts: tuple[str, ...]) -> None:
+        """Refuse a new file too deep or too long (:func:`check_new_path`); existing ones pass."""
+        try:
+            check_new_path(parts)
+        except PathError:
+            if self.kind(to_virtual(parts)) is None:
+                raise
 
     def _current(self, fd: int, name: str, virtual: str) -> str | None:
         """The version of ``name`` in the folder ``fd``; refuse anything but a regular file."""
@@ -435,18 +462,33 @@ class Store:
         *,
         expect: str | _AnyVersion = ANY_VERSION,
     ) -> str:
-        """Apply ``change`` to a file's text under the lock; return the new digest.
+        """Apply ``change`` to a file's text and write the result; return the new digest.
 
-        ``change`` may raise to abort; nothing is written then.
+        ``change`` runs outside the write lock (it may be CPU work on a large
+        file); the result is written under the lock only if the file still holds
+        the text ``change`` was given. If another writer changed it meanwhile,
+        ``change`` runs again on the new text (with ``expect`` set, the edit is
+        refused instead, as the caller's version is then stale). ``change`` may
+        raise to abort; nothing is written then. It may be called more than once.
 
         Args:
             path: The file to edit.
             change: Old text -> new text.
             expect: The version the caller based the change on (see :meth:`write`).
         """
-        with self.locked():
+        virtual = to_virtual(self.split(path, "file"))
+        for _ in range(_EDIT_ATTEMPTS):
             old = self.read(path)
-            _check_expect(to_virtual(self.split(path)), expect, digest_text(old))
+            version = digest_text(old)
+            _check_expect(virtual, expect, version)
+            new = change(old)
+            try:
+                return self.write(path, new, expect=version)
+            except ConflictError:
+                if not isinstance(expect, _AnyVersion):
+                    raise
+        with self.locked():  # still racing after several tries: hold the lock throughout
+            old = self.read(path)
             new = change(old)
             return self.write(path, new, expect=digest_text(old))
 
@@ -524,6 +566,11 @@ class Store:
                     if st is None:
                         raise NotFoundError(self._missing(src_v))
                     self._check_move(st, src_v, dst_v, dst[-1])
+                    below = (0, 0)
+                    if stat.S_ISDIR(st.st_mode):
+                        with self._root() as root_fd:
+                            below = subtree_extent(root_fd, src)
+                    check_new_path(dst, below)
                     with dir_handle(self.root, dst[:-1], create=True) as dfd:
                         if lstat_at(dfd, dst[-1]) is not None:
                             raise FileExistsInStoreError(
@@ -614,6 +661,8 @@ class Store:
         """
         entries: list[Entry] = []
         for node in self.tree(under, max_depth):
+            if describe:
+                check_deadline()  # each description is a read: thousands of files take a while
             if node.kind == "dir":
                 entries.append(Entry(node.virtual, True, node.depth))
             elif node.kind == "memory":

@@ -9,6 +9,8 @@ the shell check can name it.
 
 The walk is iterative and goes through directory handles: a tree thousands of
 folders deep is listed without recursion, and no symbolic link is followed.
+Inside a tool call it checks the call's deadline between folders, so a walk of
+a huge tree ends when the call's time is up.
 A folder's handle is closed as soon as its last subfolder has been opened, so
 the handles held at once stay below the tree's depth.
 """
@@ -22,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from memdir.store._deadline import check_deadline
 from memdir.store._paths import (
+    ANY_NAME,
     MARKDOWN,
     ROOT,
     NamePolicy,
@@ -43,6 +47,7 @@ __all__ = [
     "capture_tree",
     "make_plain",
     "reset_tree",
+    "subtree_extent",
     "walk_tree",
 ]
 
@@ -146,6 +151,7 @@ def walk_tree(
             if isinstance(item, Node):
                 out.append(item)
                 continue
+            check_deadline()  # between folders: a walk of a huge tree stops on time
             parent, node = item
             if node is None:
                 handle = parent
@@ -216,6 +222,7 @@ def memory_files(
     suffixes = names.suffixes
     try:
         while stack:
+            check_deadline()  # between folders, as walk_tree does
             fd, prefix = stack.pop()
             try:
                 with os.scandir(fd) as entries:
@@ -291,6 +298,22 @@ def _encodable(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def subtree_extent(root_fd: int, folder: tuple[str, ...]) -> tuple[int, int]:
+    """How deep and how long the paths inside ``folder`` go, relative to it.
+
+    Returns:
+        The most levels below ``folder`` any entry sits at, and the longest
+        ``/rest/of/path`` below it in UTF-8 bytes (both 0 for an empty folder);
+        what :func:`~memdir.store._paths.check_new_path` needs for a moved folder.
+    """
+    depth = size = 0
+    for node in walk_tree(root_fd, folder, hidden=True, names=ANY_NAME):
+        depth = max(depth, node.depth)
+        rel = node.parts[len(folder):]
+        size = max(size, len(rel) + sum(len(p.encode("utf-8", "surrogateescape")) for p in rel))
+    return depth, size
 
 
 def _open_child(parent: _Handle, name: str, open_handles: list[_Handle]) -> _Handle | None:

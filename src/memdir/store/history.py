@@ -222,7 +222,13 @@ class History:
         """Stage every file of the tree, ignored ones included, as its exact bytes."""
         self._git("add", "--all", "--force", *_PATHSPEC, env=env, cwd=cwd)
 
-    def snapshot(self, message: str) -> str:
+    def snapshot(
+        self,
+        message: str,
+        *,
+        author: str | None = None,
+        trailers: Iterable[tuple[str, str]] = (),
+    ) -> str:
         """Record the store's current state as a new step and return its commit id.
 
         A snapshot with no change still records a step, so a trajectory keeps one
@@ -241,13 +247,17 @@ class History:
 
         Args:
             message: Names the unit the step belongs to, e.g. ``"chunk 12"``.
+            author: Who made the change (an agent, a token's name); the commit's
+                author name. Default ``memdir``.
+            trailers: ``(key, value)`` lines added at the end of the message, e.g.
+                ``("Memdir-Replica", "laptop")``, as git trailers.
         """
         if not message.strip():
             raise HistoryError("A snapshot needs a message naming its unit, e.g. 'chunk 3'.")
         with self.store.locked():
             self._init()
             self._stage()
-            return self._commit(message)
+            return self._commit(commit_message(message, trailers), env=author_env(author))
 
     def _commit(self, message: str, env: Mapping[str, str] | None = None) -> str:
         """Commit the index on top of HEAD and return the commit's id.
@@ -576,6 +586,17 @@ class History:
             return None
         finally:
             os.close(root_fd)
+
+
+def commit_message(message: str, trailers: Iterable[tuple[str, str]] = ()) -> str:
+    """A commit message with ``(key, value)`` git trailers after a blank line."""
+    lines = [f"{key}: {' '.join(value.split())}" for key, value in trailers]
+    return message.rstrip("\n") + ("\n\n" + "\n".join(lines) if lines else "")
+
+
+def author_env(author: str | None) -> dict[str, str] | None:
+    """The environment naming ``author`` as a commit's author (None: memdir's own name)."""
+    return {"GIT_AUTHOR_NAME": " ".join(author.split())} if author and author.strip() else None
 
 
 def _clean_message(message: str) -> str:

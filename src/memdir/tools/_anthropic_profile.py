@@ -22,11 +22,23 @@ Where memdir deliberately answers differently, the reason is listed in
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Final
 
-from memdir.store import ROOT, Entries, Folder, NotFoundError, Store, StoreError, to_virtual
+from memdir.store import (
+    ROOT,
+    Entries,
+    Folder,
+    NotFoundError,
+    PathError,
+    Store,
+    StoreError,
+    check_new_path,
+    conflict_note,
+    to_virtual,
+)
+from memdir.tools._limits import remaining
 from memdir.tools._spec import ToolError, tool_flags
 
 __all__ = ["AnthropicMemoryCommands"]
@@ -34,6 +46,9 @@ __all__ = ["AnthropicMemoryCommands"]
 _MAX_LINES: Final = 999_999
 _WIDTH: Final = len(str(_MAX_LINES))
 _LISTING_DEPTH: Final = 2
+_EDIT_ATTEMPTS: Final = 3
+_LISTED_CHARS: Final = 4000
+"""Longest list of line numbers a str_replace error gives (the error cap is 4,000)."""
 
 
 def _size(count: int) -> str:
@@ -79,8 +94,6 @@ class AnthropicMemoryCommands:
         if not isinstance(path, str) or not path.startswith(ROOT):
             raise ToolError(f"Path must start with {ROOT}, got: {path}")
         rest = path[len(ROOT) :]
-        if path != path.rstrip():
-            raise ToolError(f"Path {path!r} ends in whitespace; remove it from the name.")
         if rest and not rest.startswith("/"):
             # The reference reads /memoriesX as /memories/X; memdir does not guess.
             raise ToolError(f"Path must be {ROOT} or start with {ROOT}/, got: {path}")
@@ -93,7 +106,10 @@ class AnthropicMemoryCommands:
             raise ToolError(str(exc)) from None
 
     def _text(self, folder: Folder, name: str, path: str) -> str:
-        data = folder.read(name)
+        return self._text_of(folder.read(name), path)
+
+    @staticmethod
+    def _text_of(data: bytes, path: str) -> str:
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -110,6 +126,22 @@ class AnthropicMemoryCommands:
             f"{where} is a file, so it cannot hold other files; "
             "choose a path whose folders are folders."
         )
+
+    def _check_new(self, parts: tuple[str, ...], below: tuple[int, int] = (0, 0)) -> None:
+        """Refuse a new entry too deep or too long for the store; an existing one passes."""
+        try:
+            check_new_path(parts, below)
+        except PathError as exc:
+            if self.entries.lookup(parts) is None:
+                raise ToolError(str(exc)) from None
+
+    def _extent(self, parts: tuple[str, ...]) -> tuple[int, int]:
+        """The depth and length of the paths inside the folder ``parts`` (0, 0 otherwise)."""
+        found = self.entries.lookup(parts)
+        if found is None or found.type != "dir":
+            return 0, 0
+        with self.entries.folder(parts) as folder:
+            return folder.extent()
 
     @contextmanager
     def _existing_file(self, path: str) -> Iterator[tuple[Folder, str]]:
@@ -154,7 +186,8 @@ class AnthropicMemoryCommands:
                         return self._listing(folder, path)
                 if found.type != "file":
                     raise ToolError(f"Unsupported file type for {path}")
-                lines = self._text(parent, parts[-1], path).split("\n")
+                text = self._text(parent, parts[-1], path)
+                lines = text.split("\n")
         if len(lines) > _MAX_LINES:
             raise ToolError(f"File {path} exceeds maximum line limit of 999,999 lines.")
         first = 1
@@ -168,7 +201,8 @@ class AnthropicMemoryCommands:
             start = max(1, low) - 1
             lines = lines[start : len(lines) if high == -1 else high]
             first = start + 1
-        return f"Here's the content of {path} with line numbers:\n" + _numbered(lines, first)
+        return (f"Here's the content of {path} with line numbers:\n" + _numbered(lines, first)
+                + conflict_note(path, text))
 
     def _listing(self, folder: Folder, path: str) -> str:
         rows = [f"{_size(folder.itself().size)}\t{path}"]
@@ -197,6 +231,7 @@ class AnthropicMemoryCommands:
             raise ToolError("create needs file_text: the text of the new file.")
         if not parts:
             raise ToolError(f"File {path} already exists")
+        self._check_new(parts)
         # Folders on the way are made first, as the reference does.
         with (self.store.locked(), _tool_errors(_missing(path)),
               self._make_parents(parts) as folder):
@@ -219,6 +254,32 @@ class AnthropicMemoryCommands:
                 raise self._blocked(parts) from None
             yield folder
 
+    def _edit(self, path: str, change: Callable[[str], str]) -> str:
+        """Apply ``change`` to the text of the existing file ``path``; return the new text.
+
+        ``change`` runs outside the store's lock (it may be CPU work on a large
+        file); the result is written under the lock only if the file still holds
+        the bytes ``change`` saw, and otherwise computed again on what it holds
+        now. ``change`` raises ToolError to refuse; nothing is written then.
+        """
+        for attempt in range(_EDIT_ATTEMPTS + 1):
+            last = attempt == _EDIT_ATTEMPTS
+            with ExitStack() as stack:
+                if last:  # still racing after several tries: hold the lock throughout
+                    stack.enter_context(self.store.locked())
+                folder, name = stack.enter_context(self._existing_file(path))
+                data = folder.read(name)
+                new_content = change(self._text_of(data, path))
+                remaining()  # out of time: stop here, before anything is written
+                if not last:
+                    stack.enter_context(self.store.locked())
+                    folder, name = stack.enter_context(self._existing_file(path))
+                    if folder.read(name) != data:
+                        continue  # another writer changed it meanwhile
+                folder.write(name, new_content.encode("utf-8"))
+                return new_content
+        raise AssertionError("unreachable: the last attempt writes or raises")
+
     @tool_flags(read_only=False, destructive=True)
     async def str_replace(self, path: str, old_str: str, new_str: str) -> str:
         """Replace the one exact occurrence of old_str in a memory file with new_str.
@@ -228,10 +289,12 @@ class AnthropicMemoryCommands:
             old_str: The exact text to replace; it must appear exactly once.
             new_str: The text to put in its place (may be empty).
         """
-        with self.store.locked(), self._existing_file(path) as (folder, name):
+        changed = 0
+
+        def change(content: str) -> str:
+            nonlocal changed
             if not isinstance(old_str, str) or not isinstance(new_str, str):
                 raise ToolError("str_replace needs old_str and new_str, both text.")
-            content = self._text(folder, name, path)
             count = content.count(old_str)
             if count == 0:
                 raise ToolError(
@@ -239,17 +302,14 @@ class AnthropicMemoryCommands:
                     f"verbatim in {path}."
                 )
             if count > 1:
-                starts, at = [], content.find(old_str)
-                while at != -1:
-                    starts.append(str(content.count("\n", 0, at) + 1))
-                    at = content.find(old_str, at + 1)
                 raise ToolError(
                     f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
-                    f"in lines: {', '.join(starts)}. Please ensure it is unique"
+                    f"in lines: {_occurrence_lines(content, old_str)}. Please ensure it is unique"
                 )
             changed = content.count("\n", 0, content.find(old_str))
-            new_content = content.replace(old_str, new_str)
-            folder.write(name, new_content.encode("utf-8"))
+            return content.replace(old_str, new_str)
+
+        new_content = self._edit(path, change)
         lines = new_content.split("\n")
         start = max(0, changed - 2)
         snippet = _numbered(lines[start : min(len(lines), changed + 3)], start + 1)
@@ -268,12 +328,13 @@ class AnthropicMemoryCommands:
                 count for the end.
             insert_text: The text to insert.
         """
-        with self.store.locked(), self._existing_file(path) as (folder, name):
+
+        def change(content: str) -> str:
             if not isinstance(insert_line, int) or not isinstance(insert_text, str):
                 raise ToolError(
                     "insert needs insert_line (a whole number) and insert_text (text)."
                 )
-            lines = _lines_keeping_cr(self._text(folder, name, path))
+            lines = _lines_keeping_cr(content)
             if insert_line < 0 or insert_line > len(lines):
                 raise ToolError(
                     f"Invalid `insert_line` parameter: {insert_line}. "
@@ -283,7 +344,9 @@ class AnthropicMemoryCommands:
             new_content = "\n".join(lines)
             if not new_content.endswith("\n"):
                 new_content += "\n"
-            folder.write(name, new_content.encode("utf-8"))
+            return new_content
+
+        self._edit(path, change)
         return f"The file {path} has been edited."
 
     @tool_flags(read_only=False, destructive=True)
@@ -321,6 +384,7 @@ class AnthropicMemoryCommands:
         with self.store.locked(), _tool_errors(missing), ExitStack() as stack:
             if self.entries.lookup(dst) is not None:
                 raise ToolError(f"The destination {new_path} already exists")
+            self._check_new(dst, self._extent(src))
             into: Folder | None = None
             try:  # the destination's folders are made first, as the reference does
                 into = stack.enter_context(self.entries.folder(dst[:-1], create=True))
@@ -350,6 +414,32 @@ def _tool_errors(missing: str) -> Iterator[None]:
         raise ToolError(missing) from None
     except StoreError as exc:
         raise ToolError(str(exc)) from None
+
+
+def _occurrence_lines(content: str, needle: str) -> str:
+    """The starting line of each occurrence of ``needle``, as the reference lists them.
+
+    The reference finds each occurrence from the one before plus one character
+    (so overlapping ones count, and an empty needle occurs at every position)
+    and counts the line breaks before each from the top. Here the line breaks
+    are counted once across the text, so the listing is linear in the text; it
+    stops after :data:`_LISTED_CHARS` characters with ``...``, since the whole
+    message is cut at the error cap anyway.
+    """
+    numbers: list[str] = []
+    size = 0
+    line, seen = 1, 0
+    at = content.find(needle)
+    while at != -1:
+        if size > _LISTED_CHARS:
+            numbers.append("...")
+            break
+        line += content.count("\n", seen, at)
+        seen = at
+        numbers.append(str(line))
+        size += len(numbers[-1]) + 2
+        at = content.find(needle, at + 1)
+    return ", ".join(numbers)
 
 
 def _missing(path: str) -> str:

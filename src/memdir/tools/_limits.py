@@ -4,9 +4,17 @@
 (:func:`run_bounded`), so a slow call never holds up the caller's event loop
 (an MCP server keeps answering its other sessions), and with a deadline that a
 tool can read (:func:`remaining`) to stop itself: grep hands it to the regex
-engine, so no pattern outlives it. A read-only call still running at the
-deadline is abandoned and reported as an error; a call that writes is waited
-for, so the model is never told a change failed that then lands.
+engine, so no pattern outlives it, and the store's walks and reads check it
+between folders and files (:mod:`memdir.store._deadline`).
+
+A read-only call still running at the deadline is answered with an error and
+then stopped: if it has not ended by itself shortly after, its worker thread is
+interrupted (an exception raised inside it at its next Python instruction), so
+its CPU time and memory stop growing and what it allocated is freed; that
+thread then retires instead of serving another call. A call that writes is
+waited for, so the model is never told a change failed that then lands; the
+writes check the deadline before they commit, so one that is out of time stops
+with nothing written.
 
 :func:`cap_text` cuts a result that is too long and says what was cut.
 """
@@ -15,18 +23,29 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import ctypes
 import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from memdir.store._deadline import (
+    DEADLINE,
+    CallTimeoutError,
+    Deadline,
+    check_deadline,
+    deadline,
+    remaining,
+)
 
 __all__ = [
     "CallLimits",
     "CallTimeoutError",
     "cap_text",
+    "check_deadline",
     "default_limits",
     "echo",
     "remaining",
@@ -35,9 +54,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "memdir_tool_deadline", default=None
-)
 _IDLE_WORKERS = 4
 _GRACE_SECONDS = 0.5
 
@@ -67,25 +83,6 @@ def default_limits() -> CallLimits:
 
     settings = get_settings()
     return CallLimits(settings.tool_time_limit, settings.tool_output_chars)
-
-
-class CallTimeoutError(Exception):
-    """A tool call ran past its deadline (the message says what to do instead)."""
-
-
-def remaining() -> float | None:
-    """Seconds left for the running tool call, or None outside a bounded call.
-
-    Raises:
-        CallTimeoutError: The deadline has already passed.
-    """
-    deadline = _DEADLINE.get()
-    if deadline is None:
-        return None
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise CallTimeoutError("the call ran out of time")
-    return left
 
 
 def echo(text: str, limit: int = 80) -> str:
@@ -118,11 +115,45 @@ def cap_text(text: str, limit: int, hint: str) -> str:
 _Report = Callable[[Any, BaseException | None], None]
 
 
+class CallStopped(BaseException):  # noqa: N818 - a stop, not an error of the call
+    """Raised inside a read-only call's thread to stop it after its caller gave up.
+
+    A BaseException, so the tool's own ``except Exception`` handlers let it through.
+    """
+
+
+@dataclass
+class _Run:
+    """Where a job runs, so that it can be stopped from the caller's thread."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    thread: int | None = None
+    """The worker thread's ident while the job runs; None before and after."""
+    stopped: bool = False
+
+    def stop(self) -> bool:
+        """Interrupt the job if it still runs; whether it did."""
+        with self.lock:
+            if self.thread is None or self.stopped:
+                return False
+            self.stopped = True
+            return _raise_in(self.thread, CallStopped)
+
+
+def _raise_in(thread: int, exc: type[BaseException] | None) -> bool:
+    """Raise ``exc`` in ``thread`` at its next Python instruction (None: cancel a pending one)."""
+    done: int = ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread), ctypes.py_object(exc) if exc is not None else None
+    )
+    return done == 1
+
+
 @dataclass(frozen=True, slots=True)
 class _Job:
     context: contextvars.Context
     make: Callable[[], Awaitable[Any]]
     report: _Report
+    run: _Run = field(default_factory=_Run)
 
 
 async def _await(make: Callable[[], Awaitable[T]]) -> T:
@@ -133,6 +164,8 @@ class _Worker(threading.Thread):
     """A daemon thread with an event loop of its own, running one call at a time.
 
     Daemon, so a call still running cannot keep the process alive after a stop.
+    A thread whose call was stopped (:class:`CallStopped`) retires: the stop may
+    have landed in its own bookkeeping, so it never serves another call.
     """
 
     def __init__(self, idle: deque[_Worker], lock: threading.Lock) -> None:
@@ -142,18 +175,54 @@ class _Worker(threading.Thread):
         self._lock = lock
 
     def run(self) -> None:
-        with asyncio.Runner() as runner:
-            while (job := self.jobs.get()) is not None:
-                try:
-                    result = runner.run(_await(job.make), context=job.context)
-                except BaseException as exc:  # handed to the caller, who re-raises it
-                    job.report(None, exc)
-                else:
-                    job.report(result, None)
-                with self._lock:
-                    if len(self._idle) >= _IDLE_WORKERS:
+        try:
+            with asyncio.Runner() as runner:
+                while (job := self.jobs.get()) is not None:
+                    self._run_job(runner, job)
+                    if job.run.stopped:
                         return
-                    self._idle.append(self)
+                    with self._lock:
+                        if len(self._idle) >= _IDLE_WORKERS:
+                            return
+                        self._idle.append(self)
+        except CallStopped:
+            pass  # stopped outside the call itself (closing its loop): retire all the same
+        finally:
+            try:
+                _raise_in(threading.get_ident(), None)  # a stop still pending dies here
+            except CallStopped:
+                pass
+
+    @staticmethod
+    def _run_job(runner: asyncio.Runner, job: _Job) -> None:
+        with job.run.lock:
+            job.run.thread = threading.get_ident()
+        try:
+            result = runner.run(_await(job.make), context=job.context)
+        except BaseException as exc:  # handed to the caller, who re-raises it
+            with job.run.lock:
+                job.run.thread = None
+            if job.run.stopped:
+                _drop_frames(exc)  # nobody waits for it; the frames held what the call made
+            job.report(None, exc)
+        else:
+            with job.run.lock:
+                job.run.thread = None
+            job.report(result, None)
+
+
+def _drop_frames(exc: BaseException | None) -> None:
+    """Clear the tracebacks of ``exc`` and the exceptions chained to it.
+
+    A traceback holds the frames of the stopped call, and so all it allocated,
+    in a reference cycle (the task holds the exception, whose traceback holds
+    the task's frame) that only a full garbage collection would free.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.__traceback__ = None
+        exc = exc.__context__
 
 
 _IDLE: deque[_Worker] = deque()
@@ -172,6 +241,8 @@ def _submit(job: _Job) -> None:
 def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
     if future.done():
         return  # the caller stopped waiting
+    if isinstance(exc, CallStopped):
+        exc = CallTimeoutError("the call was stopped")
     if exc is not None:
         future.set_exception(exc)
     else:
@@ -184,20 +255,19 @@ async def run_bounded(make: Callable[[], Awaitable[T]], seconds: float, *, aband
     Args:
         make: Creates the coroutine (called on the worker thread).
         seconds: The deadline, readable inside through :func:`remaining`.
-        abandon: Stop waiting at the deadline (for calls with no side effects);
-            otherwise the call is waited for however long it takes.
+        abandon: Stop waiting at the deadline and stop the call (for calls with
+            no side effects); otherwise the call is waited for however long it
+            takes (it still sees the deadline and may stop itself).
 
     Raises:
-        CallTimeoutError: ``abandon`` is set and the call did not finish in time.
+        CallTimeoutError: The call ran out of time: ``abandon`` is set and it did
+            not finish, or it stopped itself at the deadline.
     """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not on asyncio (trio): run here, bounded only from inside
-        token = _DEADLINE.set(time.monotonic() + seconds)
-        try:
+        with deadline(seconds, interruptible=abandon):
             return await make()
-        finally:
-            _DEADLINE.reset(token)
     future: asyncio.Future[T] = loop.create_future()
 
     def report(result: Any, exc: BaseException | None) -> None:
@@ -207,12 +277,18 @@ async def run_bounded(make: Callable[[], Awaitable[T]], seconds: float, *, aband
             pass  # the caller's loop is closed: nobody is waiting for this result
 
     context = contextvars.copy_context()
-    context.run(_DEADLINE.set, time.monotonic() + seconds)
-    _submit(_Job(context, make, report))
+    context.run(DEADLINE.set, Deadline(time.monotonic() + seconds, abandon))
+    job = _Job(context, make, report)
+    _submit(job)
     if not abandon:
         return await future
     try:
         return await asyncio.wait_for(asyncio.shield(future), seconds + _GRACE_SECONDS)
     except TimeoutError:
         future.cancel()  # its result, when it comes, is dropped (see _settle)
+        job.run.stop()  # and the work itself ends: its thread is interrupted
         raise CallTimeoutError("the call did not finish in time") from None
+    except asyncio.CancelledError:
+        future.cancel()
+        job.run.stop()  # the caller gave up (a cancelled MCP request): so does the call
+        raise

@@ -20,6 +20,8 @@ from memdir.store import (
     PathError,
     Store,
     StorePath,
+    conflict_followup,
+    conflict_note,
     digest_text,
     parse_file,
     render_file,
@@ -28,6 +30,7 @@ from memdir.store import (
 )
 from memdir.tools._dangling import broken_by_edit, moved_note
 from memdir.tools._grep import grep_tool
+from memdir.tools._limits import remaining
 from memdir.tools._outline import section_read_tool, toc_tool
 from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
 from memdir.tools._view import (
@@ -132,12 +135,13 @@ class MemoryCommands:
         text = self.store.read(target.virtual)
         version = digest_text(text)
         lines = split_lines(text)
+        note = conflict_note(target.virtual, text)  # "" unless a sync kept two versions
         if view_range is None:
             if not lines:
                 return f"{target.virtual} is empty.", version
-            return number_capped(target.virtual, lines, 1), version
+            return number_capped(target.virtual, lines, 1) + note, version
         start, end = _check_range(target.virtual, view_range, len(lines))
-        return number_capped(target.virtual, lines[start - 1 : end], start), version
+        return number_capped(target.virtual, lines[start - 1 : end], start) + note, version
 
     def _viewable(self, path: str) -> StorePath:
         """Resolve a path to view; an existing non-markdown file gets a hint that works."""
@@ -212,8 +216,8 @@ class MemoryCommands:
         result: dict[str, int] = {}
 
         def change(text: str) -> str:
-            starts = _occurrences(text, old_str)
-            if not starts:
+            first, more = _first_two(text, old_str)
+            if first < 0:
                 hint = (
                     " Leave out the line numbers and tab that view puts before each line."
                     if NUMBERED_LINE.match(old_str)
@@ -224,15 +228,12 @@ class MemoryCommands:
                     "including whitespace and line breaks; view the file and copy the text."
                     + hint
                 )
-            if len(starts) > 1:
-                numbers = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts)
-                raise ToolError(
-                    f"old_str occurs {len(starts)} times in {virtual} (starting on lines "
-                    f"{numbers}). Include more surrounding text so it matches exactly once."
-                )
-            new = text[: starts[0]] + new_str + text[starts[0] + len(old_str) :]
+            if more >= 0:
+                raise ToolError(_repeated(text, old_str, virtual))
+            new = text[:first] + new_str + text[first + len(old_str) :]
             _check_edit(virtual, text, new)
-            result["first"] = text.count("\n", 0, starts[0]) + 1
+            result["first"] = text.count("\n", 0, first) + 1
+            remaining()  # out of time: stop here, before anything is written
             return new
 
         before, new_text = _edit(self.store, virtual, _keeping_crlf(change), expect)
@@ -240,7 +241,8 @@ class MemoryCommands:
         last = first + new_str.count("\n")
         return (f"Edited {virtual}. The changed lines now read:\n"
                 + _snippet(new_text, first, last)
-                + broken_by_edit(self.store, virtual, before, new_text))
+                + broken_by_edit(self.store, virtual, before, new_text)
+                + conflict_followup(virtual, before, new_text))
 
     @tool_flags(read_only=False)
     async def insert(self, path: str, insert_line: int, insert_text: str) -> str:
@@ -274,6 +276,7 @@ class MemoryCommands:
             if text.endswith("\n") or not lines:
                 new += "\n"
             _check_edit(virtual, text, new)
+            remaining()  # out of time: stop here, before anything is written
             return new
 
         before, new_text = _edit(self.store, virtual, _keeping_crlf(change), expect)
@@ -281,7 +284,8 @@ class MemoryCommands:
         first = insert_line + 1
         return (f"Inserted {count} line(s) into {virtual} after line {insert_line}:\n"
                 + _snippet(new_text, first, first + count - 1)
-                + broken_by_edit(self.store, virtual, before, new_text))
+                + broken_by_edit(self.store, virtual, before, new_text)
+                + conflict_followup(virtual, before, new_text))
 
     @tool_flags(read_only=False, destructive=True)
     async def delete(self, path: str) -> str:
@@ -393,13 +397,47 @@ def _keeping_crlf(change: Callable[[str], str]) -> Callable[[str], str]:
     return wrapped
 
 
-def _occurrences(text: str, needle: str) -> list[int]:
+_LISTED_OCCURRENCES = 10
+"""Most starting lines a str_replace error lists for an old_str that repeats."""
+
+
+def _first_two(text: str, needle: str) -> tuple[int, int]:
+    """Where ``needle`` first occurs in ``text`` and where it occurs next (-1: nowhere).
+
+    Overlapping occurrences count: ``aa`` occurs twice in ``aaa``. Two searches,
+    each linear in the text, whatever the needle.
+    """
+    first = text.find(needle)
+    return first, (text.find(needle, first + 1) if first >= 0 else -1)
+
+
+def _repeated(text: str, needle: str, virtual: str) -> str:
+    """The error for an old_str found more than once, computed in linear time.
+
+    Lists the starting lines of the first :data:`_LISTED_OCCURRENCES` occurrences
+    (overlapping ones included), counting line breaks once across the text.
+    """
     starts: list[int] = []
-    index = text.find(needle)
-    while index >= 0:
-        starts.append(index)
-        index = text.find(needle, index + 1)
-    return starts
+    at = text.find(needle)
+    while at >= 0 and len(starts) <= _LISTED_OCCURRENCES:
+        starts.append(at)
+        at = text.find(needle, at + 1)
+    lines: list[int] = []
+    line, seen = 1, 0
+    for start in starts[:_LISTED_OCCURRENCES]:
+        line += text.count("\n", seen, start)
+        seen = start
+        lines.append(line)
+    numbers = ", ".join(str(n) for n in lines)
+    if len(starts) <= _LISTED_OCCURRENCES:
+        how_many = f"{len(starts)} times (starting on lines {numbers})"
+    else:
+        # count() skips overlapping matches, so it is a lower bound; both are linear.
+        total = max(text.count(needle), len(starts))
+        how_many = (f"at least {total:,} times (the first {_LISTED_OCCURRENCES} start on "
+                    f"lines {numbers})")
+    return (f"old_str occurs {how_many} in {virtual}. Include more surrounding text so it "
+            "matches exactly once.")
 
 
 def _check_range(path: str, view_range: list[int], count: int) -> tuple[int, int]:

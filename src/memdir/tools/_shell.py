@@ -85,10 +85,21 @@ _NO_PROCESS_CAP: Final = (
 )
 
 
+def _lower(kind: int, wanted: int) -> None:  # pragma: no cover - runs in the child
+    """Set ``kind`` to ``wanted``, or keep a tighter hard limit the caller already set.
+
+    A process may never raise its hard limit: under ``ulimit -v 2000000`` asking for
+    4 GiB would fail, and with it every command.
+    """
+    _, hard = resource.getrlimit(kind)
+    value = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    resource.setrlimit(kind, (value, value))
+
+
 def _limits(group: PidsGroup | None) -> None:  # pragma: no cover - runs in the child
-    resource.setrlimit(resource.RLIMIT_FSIZE, (_MAX_FILE_BYTES, _MAX_FILE_BYTES))
-    resource.setrlimit(resource.RLIMIT_AS, (_MAX_ADDRESS_SPACE, _MAX_ADDRESS_SPACE))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _lower(resource.RLIMIT_FSIZE, _MAX_FILE_BYTES)
+    _lower(resource.RLIMIT_AS, _MAX_ADDRESS_SPACE)
+    _lower(resource.RLIMIT_CORE, 0)
     if group is not None:
         group.join()
 

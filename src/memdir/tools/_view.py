@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from memdir.store import ROOT, Entry, Store, StorePath, slugify
+from memdir.store import ROOT, Entry, Store, StorePath, listing_mark, slugify
 
 __all__ = [
     "LISTING_ENTRY",
@@ -129,7 +129,8 @@ def render_listing(store: Store, folder: StorePath) -> str:
         head += ":"
     lines = [head]
     limit = MAX_LISTING_ENTRIES * 2
-    lines.extend(_entry_line(entry, counts) for entry in entries[:limit])
+    marks = listing_mark(store.root)  # files a sync left with two versions to reconcile
+    lines.extend(_entry_line(entry, counts, marks.get(entry.path)) for entry in entries[:limit])
     if len(entries) > limit:
         lines.append(
             f"[{len(entries) - limit} more entries not shown; view a subfolder or use grep "
@@ -138,7 +139,7 @@ def render_listing(store: Store, folder: StorePath) -> str:
     return "\n".join(lines)
 
 
-def _entry_line(entry: Entry, counts: dict[str, int]) -> str:
+def _entry_line(entry: Entry, counts: dict[str, int], mark: str | None = None) -> str:
     indent = "  " * (entry.depth - 1)
     name = entry.path.rsplit("/", 1)[-1]
     if entry.is_dir:
@@ -151,7 +152,9 @@ def _entry_line(entry: Entry, counts: dict[str, int]) -> str:
             f"not markdown, so search skips it; rename it to {markdown_name(name)} to read "
             "and edit it here",
         )
-    return listing_line(entry.depth, name, entry.size, entry.description or "(no description)")
+    description = entry.description or "(no description)"
+    return listing_line(entry.depth, name, entry.size,
+                        f"{mark} {description}" if mark else description)
 
 
 def listing_line(depth: int, name: str, size: int, description: str) -> str:

@@ -267,9 +267,12 @@ class MemoryToolAdapter:
                                "The rest of this message was left out.")
             is_error = True
         except CallTimeoutError:
+            if isinstance(command, ViewCommand):
+                hint = "View a line range or a smaller folder instead."
+            else:  # an edit checks the deadline before it writes: nothing was changed
+                hint = "Nothing was changed; try again, or edit a smaller file."
             content = (f"The command did not finish within {limits.seconds:g} s, the time "
-                       "limit of one call, and was stopped. View a line range or a "
-                       "smaller folder instead.")
+                       f"limit of one call, and was stopped. {hint}")
             is_error = True
         return {
             "type": "tool_result",

@@ -1,0 +1,626 @@
+"""Replicas: full clones of a store's history, kept in step through any git remote.
+
+A replica is a store whose history (:mod:`memdir.store.history`) has a remote
+named ``origin``: a bare repository reached over ``file://``, ``git daemon``,
+SSH or a forge. :meth:`Replica.sync` exchanges changes with it:
+
+1. the store's uncommitted changes become a snapshot (under the write lock);
+2. the remote's ``main`` is fetched;
+3. the two are merged with ``git merge-tree`` (git's own merge, which calls
+   memdir's merge driver, :mod:`memdir.store._merge`, for every file both sides
+   changed), in memory, so no half-merged file or git conflict marker ever
+   reaches the store;
+4. under the write lock again, the merge is committed and the files it changed
+   are written atomically, one by one, through the store's folder handles (a
+   file that changed since the snapshot makes the step start over, so nothing
+   uncommitted is ever overwritten);
+5. the result is pushed; a push that lost a race with another replica goes
+   back to step 2, a few times, after a short random wait.
+
+A remote that cannot be reached leaves the store as it was with its changes
+recorded, and the report says so in one line; the next sync sends them.
+
+Configuration: local git commands run as :class:`~memdir.store.history.History`
+runs them (no user or system git configuration). Commands that talk to the
+remote (fetch, push) read the user's and the system's git configuration and
+keep the ``GIT_SSH*``, ``GIT_ASKPASS`` and proxy variables, so credential
+helpers, SSH keys and URL rewrites work as they do for ``git`` itself; they run
+without a terminal (no password prompt can hang a sync) and with a time limit,
+and hooks stay off.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from memdir.store._conflicts import record_conflicts
+from memdir.store._frontmatter import slugify
+from memdir.store._paths import ROOT
+from memdir.store._store import STATE_DIR, Store
+from memdir.store.history import (
+    _CONFIG,
+    _IDENTITY,
+    History,
+    HistoryError,
+    _ensure_lines,
+    author_env,
+    commit_message,
+)
+
+__all__ = [
+    "BRANCH",
+    "REMOTE",
+    "Commit",
+    "Replica",
+    "SyncError",
+    "SyncReport",
+    "commits",
+]
+
+REMOTE: Final = "origin"
+BRANCH: Final = "main"
+_TRACKING: Final = f"refs/remotes/{REMOTE}/{BRANCH}"
+_EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_MERGE_ATTRIBUTES: Final = (
+    "# memdir: every file merges with memdir's merge driver (defined in .git/config).",
+    "* merge=memdir",
+)
+_TRANSPORT_ENV: Final = frozenset({
+    "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_ASKPASS", "GIT_PROXY_COMMAND",
+    "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_HTTP_USER_AGENT",
+})
+"""The user's git variables a fetch or push keeps: how to reach the remote, nothing else."""
+_NETWORK_SECONDS: Final = 120.0
+_PUSH_ATTEMPTS: Final = 10
+_BACKOFF_CAP: Final = 3.0
+"""Longest wait, in seconds, after a push lost a race."""
+_REJECTED: Final = re.compile(r"^!\t.*\[(rejected|remote rejected)\]", re.MULTILINE)
+_RACE: Final = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref",
+                "failed to update ref", "incorrect old value")
+
+
+class SyncError(HistoryError):
+    """A sync that cannot go on for a reason other than an unreachable remote."""
+
+
+class _Unreachable(Exception):
+    """The remote could not be reached; the message is git's reason, in one line."""
+
+
+@dataclass(slots=True)
+class SyncReport:
+    """What one sync did."""
+
+    replica: str
+    remote: str
+    snapshot: str | None = None
+    """The commit recording this replica's own changes, if there were any."""
+    sent: int = 0
+    """Commits of this replica the remote did not have, now pushed."""
+    received: int = 0
+    """Commits of the remote this replica did not have, now merged in."""
+    merged: bool = False
+    """Both sides had new commits, and a merge commit joined them."""
+    changed: list[str] = field(default_factory=list)
+    """Store files the sync wrote or removed (agent paths)."""
+    conflicts: list[str] = field(default_factory=list)
+    """Files that gained a conflict block in this sync."""
+    kept: list[str] = field(default_factory=list)
+    """Files edited on one side and deleted (or renamed twice) on the other: edits kept."""
+    offline: str | None = None
+    """Why the remote could not be reached (None when it was)."""
+    attempts: int = 0
+    """Fetch-merge-push rounds (more than one when a push lost a race)."""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """The remote was reached and now holds everything this replica has."""
+        return self.offline is None
+
+    def summary(self) -> str:
+        """One line a person reads."""
+        if self.offline is not None:
+            kept = "changes recorded locally" if self.snapshot else "nothing new to send"
+            return (f"{self.replica}: {self.remote} is unreachable ({self.offline}); "
+                    f"working locally, {kept}; the next sync catches up.")
+        parts = [f"sent {self.sent}", f"received {self.received} commit(s)"]
+        if self.merged:
+            parts.append("merged")
+        if self.conflicts:
+            parts.append(f"{len(self.conflicts)} conflict(s) kept in "
+                         + ", ".join(self.conflicts[:5]) + (" ..." if len(self.conflicts) > 5
+                                                            else ""))
+        if self.kept:
+            parts.append(f"kept {len(self.kept)} edited file(s) the other side deleted")
+        retries = f", {self.attempts - 1} push race(s) lost and retried" if self.attempts > 1 \
+            else ""
+        return f"{self.replica}: synced with {self.remote}: {', '.join(parts)}{retries}."
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """One commit of the whole history graph, with who made it and where."""
+
+    commit: str
+    time: str
+    author: str
+    replica: str | None
+    writers: tuple[str, ...]
+    title: str
+    parents: int
+
+
+class Replica:
+    """A store's history with a remote, and the sync that keeps the two in step.
+
+    Args:
+        store: The store (its root holds, or will hold, the repository).
+        name: This replica's name in commits; default: the one recorded in the
+            repository (``memdir.replica``), else ``<host>-<folder>``.
+        timeout: Seconds a fetch or a push may take before it counts as offline.
+    """
+
+    def __init__(self, store: Store, *, name: str | None = None,
+                 timeout: float = _NETWORK_SECONDS) -> None:
+        self.store = store
+        self.root = store.root
+        self.history = History(store)
+        self.timeout = timeout
+        self._name = name
+        self._seen = store.generation
+
+    def __repr__(self) -> str:
+        return f"Replica({str(self.root)!r})"
+
+    # -- set-up --------------------------------------------------------------------
+
+    @classmethod
+    def clone(cls, url: str, dest: str | os.PathLike[str], *, name: str | None = None,
+              timeout: float = _NETWORK_SECONDS) -> tuple[Replica, SyncReport]:
+        """Make a new replica of the store at ``url`` in the new or empty folder ``dest``.
+
+        An empty remote gives an empty replica whose first sync fills the remote.
+
+        Returns:
+            The replica and the report of its first sync.
+
+        Raises:
+            SyncError: ``dest`` holds files, or the remote cannot be reached.
+        """
+        target = Path(dest).expanduser()
+        if target.exists() and any(p.name != STATE_DIR for p in target.iterdir()):
+            raise SyncError(f"{target} is not empty; clone into a new or empty folder.")
+        replica = cls(Store(target, create=True), name=name, timeout=timeout)
+        replica.attach(url)
+        report = replica.sync()
+        if report.offline is not None:
+            raise SyncError(f"cannot clone {url}: {report.offline}. Check the address and "
+                            f"that the remote is reachable; {target} was left as an empty "
+                            "replica whose `memdir sync` will finish the clone.")
+        record_conflicts(replica.root, replica.store.files(), replace=True)
+        return replica, report
+
+    def attach(self, url: str, *, create: bool = False) -> None:
+        """Name ``url`` as this store's remote (replacing any other) and set up merging.
+
+        Args:
+            url: Any address git reaches: a path, ``file://``, ``git://``, ``ssh://``,
+                ``user@host:path``, ``https://``.
+            create: ``url`` is a local path where no repository exists yet: make an
+                empty bare repository there for replicas to meet in.
+        """
+        if not url.strip():
+            raise SyncError("the remote address is empty; give a path or URL git can reach.")
+        url = _absolute(url)
+        if create:
+            _create_bare(url)
+        self.setup()
+        known = self.history._git("remote", check=False).decode().split()
+        verb = "set-url" if REMOTE in known else "add"
+        self.history._git("remote", verb, REMOTE, url)
+
+    def setup(self) -> dict[str, str]:
+        """Start a history if needed and configure memdir's merge driver; idempotent.
+
+        Returns:
+            The repository's configuration (``key -> value``), as set up.
+        """
+        self.history.init()
+        _ensure_lines(self.root / ".git" / "info" / "attributes", _MERGE_ATTRIBUTES)
+        config = self._config()
+        driver = f"{shlex.quote(sys.executable)} -m memdir.store._merge %O %A %B %P"
+        wanted = {"merge.memdir.name": "memdir memory-file merge",
+                  "merge.memdir.driver": driver}
+        if not config.get("memdir.replica"):
+            wanted["memdir.replica"] = self._name or _default_name(self.root)
+        for key, value in wanted.items():
+            if config.get(key) != value:
+                self.history._git("config", key, value)
+                config[key] = value
+        return config
+
+    def _config(self) -> dict[str, str]:
+        raw = self.history._git("config", "--local", "-z", "--list", check=False)
+        pairs = (item.partition("\n") for item in raw.decode("utf-8", "replace").split("\0"))
+        return {key: value for key, _, value in pairs if key}
+
+    @property
+    def name(self) -> str:
+        """This replica's name, as commits record it."""
+        if self._name:
+            return self._name
+        if self.history.initialized:
+            found = self._config().get("memdir.replica")
+            if found:
+                return found
+        return _default_name(self.root)
+
+    @property
+    def url(self) -> str | None:
+        """The remote's address, or None when the store has none."""
+        if not self.history.initialized:
+            return None
+        return self._config().get(f"remote.{REMOTE}.url") or None
+
+    # -- syncing -------------------------------------------------------------------
+
+    def sync(self, *, writers: Sequence[str] = (), message: str | None = None) -> SyncReport:
+        """Exchange changes with the remote; see the module's description.
+
+        Cost: a few git processes, one fetch and one push, plus work that grows
+        with what changed (files written, files both sides changed), not with
+        the store; ``git add`` stats every file.
+
+        Args:
+            writers: Who made the changes not yet recorded (agents, tokens); named
+                in the snapshot's author and trailers.
+            message: The snapshot's message (default ``sync: changes on <replica>``).
+
+        Raises:
+            SyncError: No remote, git missing or too old, a push that kept losing
+                races, or a store file that cannot be written.
+        """
+        started = time.monotonic()
+        config = self.setup() if self.history.initialized else {}
+        if not config.get(f"remote.{REMOTE}.url"):
+            raise SyncError(
+                f"The store at {self.root} has no remote. Name one with "
+                "`memdir history STORE remote URL` (or clone it with `memdir clone`)."
+            )
+        name = self._name or config["memdir.replica"]
+        report = SyncReport(name, config[f"remote.{REMOTE}.url"])
+        heads = self._refs()
+        with self.store.locked():
+            head, report.snapshot = self._record(heads.get("HEAD"), writers, message, name)
+        tracking = heads.get(_TRACKING)
+        if heads.get("HEAD") is not None and heads.get("HEAD") != tracking:
+            # Commits the remote lacks (a hand-made `git merge` among them) may hold a
+            # conflict block: list their files for the listings.
+            record_conflicts(self.root, self._touched(tracking, head or heads["HEAD"]))
+        interrupted = 0
+        for attempt in range(1, _PUSH_ATTEMPTS + 1):
+            report.attempts = attempt
+            round_started = time.monotonic()
+            try:
+                self._fetch()
+            except _Unreachable as exc:
+                report.offline = str(exc)
+                break
+            remote = self._refs().get(_TRACKING)
+            ahead, behind = self._counts(head, remote)
+            if not ahead and not behind:
+                break
+            # The merge is made in memory and pushed before any store file changes, so
+            # the window in which another replica can push first is short, and a lost
+            # race leaves the store as it was.
+            kept: list[str] = []
+            if not behind:
+                target = head
+            elif not ahead:
+                target = remote
+            else:
+                assert head is not None and remote is not None
+                target, kept = self._plan(head, remote, name)
+            if target is not None and target != remote:
+                new = ahead + (1 if target not in (head, remote) else 0)
+                try:
+                    pushed = self._push(target)
+                except _Unreachable as exc:
+                    report.offline = str(exc)
+                    break
+                if not pushed:
+                    # Lost a race: wait a random share of a few rounds' time (exponential
+                    # backoff with full jitter), so replicas that collided spread out.
+                    spent = time.monotonic() - round_started
+                    time.sleep(random.uniform(0, min(_BACKOFF_CAP,
+                                                     max(spent, 0.05) * 2 ** attempt)))
+                    continue
+                report.sent += new
+            if target is not None and target != head:
+                moved = self._bring(head, target, remote, report, writers, name)
+                if moved is not None:  # written meanwhile: recorded, merged next round
+                    head = moved
+                    interrupted += 1
+                    if interrupted >= 3:
+                        raise SyncError(
+                            "the store kept changing while the sync ran without the store's "
+                            "lock; nothing is lost; sync again once the other writer stops.")
+                    continue
+                report.received += behind
+                report.kept += kept
+            head = target
+            break
+        else:
+            raise SyncError(
+                f"{report.remote} kept moving: {_PUSH_ATTEMPTS} pushes in a row lost a race "
+                "with other replicas. Everything is recorded locally; run the sync again."
+            )
+        report.seconds = time.monotonic() - started
+        return report
+
+    def _counts(self, head: str | None, remote: str | None) -> tuple[int, int]:
+        """(commits only ``head`` has, commits only ``remote`` has)."""
+        if head is None or remote is None:
+            return (self._count(head) if head else 0), (self._count(remote) if remote else 0)
+        if head == remote:
+            return 0, 0
+        out = self.history._git("rev-list", "--left-right", "--count", f"{head}...{remote}")
+        left, right = out.decode().split()
+        return int(left), int(right)
+
+    def _refs(self) -> dict[str, str]:
+        """This replica's HEAD and its copy of the remote's branch (absent ones left out)."""
+        raw = self.history._git("for-each-ref", "--format=%(objectname) %(refname)",
+                                f"refs/heads/{BRANCH}", _TRACKING).decode()
+        found = {ref: oid for oid, _, ref in (ln.partition(" ") for ln in raw.splitlines())}
+        if f"refs/heads/{BRANCH}" in found:
+            found["HEAD"] = found[f"refs/heads/{BRANCH}"]
+        return found
+
+    def _record(self, head: str | None, writers: Sequence[str], message: str | None,
+                name: str) -> tuple[str | None, str | None]:
+        """Snapshot uncommitted changes (the caller holds the lock): (HEAD, new commit or None).
+
+        One ``git add`` and one ``git commit`` that records nothing when nothing changed.
+        """
+        self._seen = self.store.generation
+        self.history._add_all()
+        names = [w for w in dict.fromkeys(" ".join(w.split()) for w in writers) if w]
+        trailers = [("Memdir-Replica", name), *(("Memdir-Writer", w) for w in names)]
+        author = names[0] if len(names) == 1 else ("several writers" if names else None)
+        done = subprocess.run(
+            ["git", *_CONFIG, "commit", "-q", "--no-verify", "-m",
+             commit_message(message or f"sync: changes on {name}", trailers)],
+            cwd=self.root, env={**_local_env(self.root), **(author_env(author) or {})},
+            stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        if done.returncode != 0:
+            said = (done.stdout + done.stderr).decode("utf-8", "replace")
+            if "nothing to commit" in said or "nothing added to commit" in said or \
+                    "no changes added to commit" in said:
+                return head, None
+            raise SyncError(f"git commit failed in {self.root}: {said.strip()}")
+        commit = self.history._git("rev-parse", "HEAD").decode().strip()
+        return commit, commit
+
+    def _code(self, *args: str) -> int:
+        """The exit status of a local git command (for the ones that answer by it)."""
+        done = subprocess.run(["git", *_CONFIG, *args], cwd=self.root, env=_local_env(self.root),
+                              stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        return done.returncode
+
+    def _bring(self, head: str | None, target: str, remote: str | None, report: SyncReport,
+               writers: Sequence[str], name: str) -> str | None:
+        """Move the store's files and HEAD from ``head`` to ``target``, under the lock.
+
+        Returns:
+            None once done; or, when the store was written since its snapshot, the
+            commit that now records that write (the store is left as it was, for
+            the next round to merge).
+        """
+        from memdir.store._integrate import EMPTY_TREE, MovedError, apply_trees, new_conflicts
+
+        with self.store.locked():
+            if self.store.generation != self._seen:  # written since the snapshot
+                now, made = self._record(head, writers, None, name)
+                if made is not None:
+                    return made
+            old_tree, new_tree = self._trees(head, target)
+            try:
+                applied = apply_trees(self.history, old_tree or EMPTY_TREE, new_tree)
+            except MovedError:
+                # Written behind the lock's back: record it, merge it next round.
+                now, made = self._record(head, writers, None, name)
+                if made is None:
+                    raise SyncError("a store file changed while the sync ran and could not be "
+                                    "recorded; nothing is lost; sync again.") from None
+                return made
+            except OSError as exc:
+                raise SyncError(f"the sync could not write the store at {self.root}: {exc}; "
+                                "nothing is lost (every state is in the history), fix the "
+                                "cause and sync again.") from None
+            self.history._git("reset", "-q", target)
+            self.store.note_change()
+            self._seen = self.store.generation
+        report.changed += applied.paths
+        if head is not None and remote is not None and target != remote:
+            report.merged = True
+            report.conflicts += new_conflicts(self.history, head, remote, applied.written)
+        record_conflicts(self.root, applied.written)
+        return None
+
+    def _plan(self, head: str | None, remote: str, name: str) -> tuple[str, list[str]]:
+        """Where the store moves to, and the files kept over a delete.
+
+        ``remote`` for a fast-forward (or when the merge gives exactly its files),
+        ``head`` when it holds ``remote`` already, else a new merge commit of the two.
+        """
+        from memdir.store._integrate import merge_commits
+        from memdir.store._merge import Labels
+
+        if head is None:
+            return remote, []
+        base = self.history._git("merge-base", head, remote, check=False).decode().strip()
+        if base == remote:
+            return head, []
+        if base == head:
+            return remote, []
+        labels = Labels(f"replica {name}", f"replica {self._replica_of(remote)}")
+        tree, kept = merge_commits(self.history, head, remote, labels)
+        if tree == self._trees(None, remote)[1]:
+            # Every local change is in the remote already (another replica made the same
+            # change, or merged this one's): move to it instead of recording an empty merge.
+            return remote, kept
+        message = f"sync: merge {REMOTE}/{BRANCH} into {name}\n\nMemdir-Replica: {name}\n"
+        commit = self.history._git("commit-tree", tree, "-p", head, "-p", remote, "-m",
+                                   message).decode().strip()
+        return commit, kept
+
+    def _trees(self, head: str | None, target: str) -> tuple[str | None, str]:
+        specs = [f"{c}^{{tree}}" for c in (head, target) if c is not None]
+        trees = self.history._git("rev-parse", *specs).decode().split()
+        return (trees[0] if head is not None else None), trees[-1]
+
+    # -- git helpers -------------------------------------------------------------------
+
+    def _touched(self, since: str | None, head: str) -> list[str]:
+        """The store files ``head`` added or changed since ``since`` (None: ever)."""
+        raw = self.history._git("diff-tree", "-r", "-z", "--name-only", "--diff-filter=AM",
+                                since or _EMPTY_TREE, head)
+        return [f"{ROOT}/{p.decode('utf-8', 'surrogateescape')}" for p in raw.split(b"\0") if p]
+
+    def _count(self, spec: str) -> int:
+        return int(self.history._git("rev-list", "--count", spec).decode().strip() or 0)
+
+    def _replica_of(self, commit: str) -> str:
+        body = self.history._git("log", "-1", "--format=%B", commit).decode()
+        found = re.findall(r"^Memdir-Replica: (.+)$", body, re.MULTILINE)
+        return found[-1].strip() if found else f"{REMOTE}/{BRANCH}"
+
+    def _fetch(self) -> None:
+        self._network("fetch", "-q", "--no-tags", "--no-write-fetch-head", REMOTE,
+                      f"+refs/heads/{BRANCH}:{_TRACKING}", missing_ok=True)
+
+    def _push(self, head: str) -> bool:
+        """Push ``head`` as the remote's main; False when another replica pushed first."""
+        out = self._network("push", "--porcelain", REMOTE, f"{head}:refs/heads/{BRANCH}",
+                            race_ok=True)
+        return out is not None
+
+    def _network(self, *args: str, missing_ok: bool = False,
+                 race_ok: bool = False) -> bytes | None:
+        """Run a git command that talks to the remote; None for a lost push race."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("GIT_") or k in _TRANSPORT_ENV}
+        env.update({**_IDENTITY, **_placed(self.root), "GIT_TERMINAL_PROMPT": "0"})
+        try:
+            proc = subprocess.Popen(["git", *_CONFIG, *args], cwd=self.root, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except FileNotFoundError:
+            raise SyncError("git is not installed; install git to sync replicas.") from None
+        try:
+            out, err = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise _Unreachable(f"no answer within {self.timeout:g} s") from None
+        if proc.returncode == 0:
+            return out
+        text = (err.decode("utf-8", "replace") + out.decode("utf-8", "replace")).strip()
+        if missing_ok and "couldn't find remote ref" in text:
+            return out  # an empty remote: nothing to fetch yet
+        if race_ok and _REJECTED.search(text) and any(word in text for word in _RACE):
+            return None
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        reason = next((ln for ln in lines if ln.startswith("fatal:")), lines[-1] if lines
+                      else f"git {args[0]} failed")
+        raise _Unreachable(reason.removeprefix("fatal: ").rstrip("."))
+
+
+def commits(history: History) -> list[Commit]:
+    """Every commit of the history graph, newest first, with author, replica and writers."""
+    if not history.initialized:
+        return []
+    if not history._git("rev-parse", "--verify", "-q", "HEAD", check=False).strip():
+        return []
+    fmt = "%H%x1f%cI%x1f%an%x1f%P%x1f%B%x1e"
+    raw = history._git("log", "--topo-order", f"--format={fmt}", "HEAD").decode("utf-8",
+                                                                                 "replace")
+    found: list[Commit] = []
+    for record in raw.split("\x1e"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        commit, when, author, parents, body = record.split("\x1f", 4)
+        replica = re.findall(r"^Memdir-Replica: (.+)$", body, re.MULTILINE)
+        writers = tuple(w.strip() for w in re.findall(r"^Memdir-Writer: (.+)$", body,
+                                                      re.MULTILINE))
+        title = body.strip().split("\n", 1)[0]
+        found.append(Commit(commit, when, author, replica[-1].strip() if replica else None,
+                            writers, title, len(parents.split())))
+    return found
+
+
+def _local_env(root: Path | None = None) -> dict[str, str]:
+    """The environment of a local git command, as :class:`History` runs them.
+
+    With ``root``, the repository is named (``GIT_DIR``, ``GIT_WORK_TREE``) and git
+    never climbs above it, so it cannot work in a repository around the store.
+    """
+    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = {**base, **_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_TERMINAL_PROMPT": "0"}
+    if root is not None:
+        env.update(_placed(root))
+    return env
+
+
+def _placed(root: Path) -> dict[str, str]:
+    return {"GIT_DIR": str(root / ".git"), "GIT_WORK_TREE": str(root),
+            "GIT_CEILING_DIRECTORIES": str(root.parent)}
+
+
+def _default_name(root: Path) -> str:
+    host = socket.gethostname().split(".")[0] or "host"
+    return f"{slugify(host)}-{slugify(root.name)}"
+
+
+def _is_local(url: str) -> bool:
+    """Whether git reads ``url`` as a path on this machine (not ``scheme://`` or ``host:path``)."""
+    return "://" not in url and not re.match(r"^[^/]+:", url)
+
+
+def _absolute(url: str) -> str:
+    """A local path made absolute (git resolves a relative one from the store); URLs as given."""
+    return str(Path(url).expanduser().absolute()) if _is_local(url) else url
+
+
+def _create_bare(url: str) -> None:
+    path = Path(url.removeprefix("file://")).expanduser()
+    if not (_is_local(url) or url.startswith("file://")):
+        raise SyncError(f"--create makes a repository at a local path only, not at {url}; "
+                        "create remote repositories with the forge or server that holds them.")
+    if path.exists() and any(path.iterdir()):
+        if (path / "HEAD").is_file() and (path / "objects").is_dir():
+            return  # already a repository
+        raise SyncError(f"{path} exists and is not a git repository; choose another path.")
+    path.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["git", *_CONFIG, "init", "-q", "--bare", str(path)],
+                          env=_local_env(), capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SyncError(f"cannot create a repository at {path}: "
+                        f"{done.stderr.decode('utf-8', 'replace').strip()}")
+
