@@ -179,18 +179,20 @@ def show(
     path: Annotated[str | None, typer.Option(help="Print this file as it was at the step.")] = None,
 ) -> None:
     """Show a past state: its files and sizes, or one file's text."""
+    history = _history(ctx)
     try:
-        state = _history(ctx).read_state(step)
+        blobs = history.blobs(step)
+        contents = history.read_blobs(blobs.values())
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None
     if path is not None:
         wanted = path if path.startswith("/memories") else f"/memories/{path.lstrip('/')}"
-        if wanted not in state:
+        if wanted not in blobs:
             raise _guard(f"{wanted} does not exist at step {step}; run show without --path.", ctx)
-        typer.echo(state[wanted], nl=False)
+        typer.echo(contents[blobs[wanted]].decode("utf-8", "replace"), nl=False)
         return
-    for name, text in state.items():
-        typer.echo(f"{len(text.encode('utf-8')):>8}  {name}")
+    for name, blob in sorted(blobs.items()):
+        typer.echo(f"{len(contents[blob]):>8}  {name}")  # bytes, whatever their encoding
 
 
 @history_app.command("diff")

@@ -315,7 +315,9 @@ class History:
         if not self._git("rev-parse", "--verify", "-q", "HEAD", check=False).strip():
             return []
         fmt = _SEP.join(["%H", "%T", "%cI", "%B"]) + "\x1e"
-        raw = self._git("log", "--reverse", "--first-parent", f"--format={fmt}").decode()
+        # A message another git client wrote may be in any encoding: shown, not kept.
+        raw = self._git("log", "--reverse", "--first-parent", f"--format={fmt}").decode(
+            "utf-8", "replace")
         found: list[Step] = []
         for record in raw.split("\x1e"):
             record = record.strip("\n")
@@ -362,7 +364,7 @@ class History:
             meta, path = entry.split(b"\t", 1)
             mode, kind, blob = meta.decode().split()
             if kind == "blob" and mode in _FILE_MODES:
-                found[f"{ROOT}/{path.decode('utf-8')}"] = blob
+                found[f"{ROOT}/{_name(path)}"] = blob
         return found
 
     def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
@@ -406,10 +408,16 @@ class History:
             yield step, by_commit.get(step.commit, {})
 
     def read_state(self, ref: int | str | Step) -> dict[str, str]:
-        """A past state as ``{path: text}``; the live store is not touched."""
+        """A past state as ``{path: text}``; the live store is not touched.
+
+        A file whose bytes are not UTF-8 (a shell command can leave one) is given
+        with each undecodable byte as U+FFFD; :meth:`blobs` and :meth:`read_blobs`
+        give every file's exact bytes.
+        """
         blobs = self.blobs(ref)
         contents = self.read_blobs(blobs.values())
-        return {path: contents[blob].decode("utf-8") for path, blob in sorted(blobs.items())}
+        return {path: contents[blob].decode("utf-8", "replace")
+                for path, blob in sorted(blobs.items())}
 
     def checkout_to(self, ref: int | str | Step, dest: str | os.PathLike[str]) -> Store:
         """Rebuild a past state, byte for byte, in an empty or new folder ``dest``."""
@@ -461,7 +469,7 @@ class History:
         first, second = self.step(a).commit, self.step(b).commit
         status = self._git("diff", "--no-ext-diff", "--no-textconv", "--no-renames",
                            "--name-status", "-z", first, second)
-        parts = [p.decode("utf-8") for p in status.split(b"\0") if p]
+        parts = [_name(p) for p in status.split(b"\0") if p]
         added: list[str] = []
         removed: list[str] = []
         modified: list[str] = []
@@ -615,6 +623,16 @@ def _clean_message(message: str) -> str:
     return "\n".join(kept) + "\n"
 
 
+def _name(raw: bytes) -> str:
+    """A path git gives as bytes, as the store names it: undecodable bytes kept.
+
+    A shell command can make a file whose name is not UTF-8; such bytes become
+    lone surrogates (``surrogateescape``), as :func:`os.fsdecode` makes them, so
+    the name opens the same file again and goes back to git unchanged.
+    """
+    return raw.decode("utf-8", "surrogateescape")
+
+
 def _pathspecs(paths: Iterable[str], extra: Iterable[str] = ()) -> bytes:
     """Paths as literal pathspecs from the top (then ``extra``), NUL-separated for git."""
     return b"\0".join([*(f":(literal,top){p}".encode("utf-8", "surrogateescape") for p in paths),
@@ -629,7 +647,7 @@ def _raw_changes(body: bytes) -> dict[str, str | None]:
         if not meta.startswith(b":"):
             continue
         _old_mode, new_mode, _old, new, _status = meta[1:].decode().split(" ")
-        path = f"{ROOT}/{name.decode('utf-8')}"
+        path = f"{ROOT}/{_name(name)}"
         found[path] = new if new_mode in _FILE_MODES else None
     return found
 
