@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -279,3 +280,34 @@ def test_hooks_and_monitors_in_the_repository_config_never_run(
     history.diff(0, -1)
     assert history.verify().ok
     assert not ran.exists()
+
+
+def test_verify_replays_files_and_folders_trading_places_and_modes(store: Store) -> None:
+    # verify stopped with NotADirectoryError when a folder became a file (its old files'
+    # removals came after the new file was written), and reported a mismatch for any
+    # executable file (the replay wrote every file 0600, the step recorded 100755).
+    root = store.root
+    history = History(store)
+    (root / "x").write_text("file\n")
+    (root / "y" / "b").mkdir(parents=True)
+    (root / "y" / "a.md").write_text("a\n")
+    (root / "y" / "b" / "c.md").write_text("c\n")
+    history.snapshot("one")
+    (root / "x").unlink()
+    (root / "x").mkdir()
+    (root / "x" / "in.md").write_text("in\n")
+    shutil.rmtree(root / "y")
+    (root / "y").write_text("now a file\n")
+    history.snapshot("two")
+    shutil.rmtree(root / "x")
+    (root / "x").write_text("a file again\n")
+    (root / "y").unlink()
+    (root / "y" / "b").mkdir(parents=True)
+    (root / "y" / "b" / "deep.md").write_text("d\n")
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    history.snapshot("three")
+    (root / "run.sh").chmod(0o644)
+    history.snapshot("four")
+    report = history.verify()
+    assert report.checked == 4 and report.ok, report.mismatches

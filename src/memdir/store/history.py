@@ -294,18 +294,62 @@ class History:
             self._add_all()
             self.full_stages += 1
             return
-        present: list[str] = []
+        files: list[tuple[str, int]] = []
+        links: list[str] = []
+        folders: list[str] = []
         gone: list[str] = []
         for parts in sorted(changes.paths):
             path = "/".join(parts)
-            (present if os.path.lexists(self.root / path) else gone).append(path)
-        if gone:  # removed, or made and removed again since the last snapshot
+            try:
+                mode = os.lstat(self.root / path).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                mode = 0
+            if _in_a_repository(parts) or not (mode and not stat.S_ISDIR(mode)):
+                (folders if mode else gone).append(path)
+            elif stat.S_ISREG(mode):
+                files.append((path, mode))
+            elif stat.S_ISLNK(mode):
+                links.append(path)
+            else:
+                folders.append(path)  # a special file: git add decides, as for the whole tree
+        # (folders: a folder made or moved in, its whole tree, or a path into a repository
+        # inside the store: git add decides what it records; gone: removed, with its tree.)
+        if gone:
             self._git("rm", "--cached", "-r", "-q", "--ignore-unmatch",
                       "--pathspec-from-file=-", "--pathspec-file-nul",
                       input=_pathspecs(gone))
-        if present:
+        if folders:
             self._git("add", "--all", "--force", "--pathspec-from-file=-",
-                      "--pathspec-file-nul", input=_pathspecs(present, _PATHSPEC[2:]))
+                      "--pathspec-file-nul", input=_pathspecs(folders, _PATHSPEC[2:]))
+        try:
+            self._stage_files(files, links)
+        except HistoryError:  # a file gone, or a folder on the way made a link, meanwhile
+            self._git("add", "--all", "--force", "--pathspec-from-file=-",
+                      "--pathspec-file-nul",
+                      input=_pathspecs([*(p for p, _ in files), *links], _PATHSPEC[2:]))
+
+    def _stage_files(self, files: list[tuple[str, int]], links: list[str]) -> None:
+        """Stage named regular files (path, mode) and links, reading nothing else.
+
+        Each file's bytes are hashed whatever its index entry says: the feed named
+        it, and git's own check by size, times and inode misses an edit in place
+        that kept the size and put the time back within the second of the entry's
+        last change. A link cannot change in place, so git's check is enough for it.
+        """
+        if files:
+            ids = self._git("hash-object", "-w", "--stdin-paths",
+                            input=b"".join(_quoted(p) + b"\n" for p, _ in files)).split()
+            if len(ids) != len(files):
+                raise HistoryError(f"git hash-object gave {len(ids)} ids for {len(files)} files")
+            # --replace lets a file take the place of a folder.
+            self._git("update-index", "-z", "--replace", "--index-info", input=b"".join(
+                b"%s %s\t%s\0" % (b"100755" if mode & stat.S_IXUSR else b"100644", blob,
+                                   p.encode("utf-8", "surrogateescape"))
+                for (p, mode), blob in zip(files, ids, strict=True)))
+        if links:
+            self._git("update-index", "--add", "--replace", "-z", "--stdin",
+                      input=b"".join(p.encode("utf-8", "surrogateescape") + b"\0"
+                                     for p in links))
 
     # -- reading ---------------------------------------------------------------
 
@@ -393,6 +437,12 @@ class History:
         whole history, so this costs in proportion to the changes recorded, not to
         steps times store size; replaying it rebuilds every step's file list.
         """
+        for step, changed in self._step_entries():
+            yield step, {path: None if entry is None else entry[0]
+                         for path, entry in changed.items()}
+
+    def _step_entries(self) -> Iterator[tuple[Step, dict[str, tuple[str, str] | None]]]:
+        """:meth:`step_changes` with each new file's mode: path -> (blob, mode), or None."""
         steps = self.steps()
         if not steps:
             return
@@ -400,7 +450,7 @@ class History:
             "log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--root",
             "--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x1e%H",
         )
-        by_commit: dict[str, dict[str, str | None]] = {}
+        by_commit: dict[str, dict[str, tuple[str, str] | None]] = {}
         for record in raw.split(b"\x1e")[1:]:
             head, _, body = record.partition(b"\0")
             by_commit[head.decode().strip()] = _raw_changes(body)
@@ -490,8 +540,8 @@ class History:
         before that step was taken was left out of the snapshot, and is a mismatch.
         Files changed since then are simply not recorded yet.
 
-        Cost: the changes recorded, plus a stat of each file of the scratch tree
-        per step (in git); about a minute for 1,000 steps of a 10,000-file store.
+        Cost: the changes recorded, plus git reading and writing its index of
+        the scratch tree once per step (no stat of its files).
 
         Args:
             progress: Called as ``progress(done, total)`` after each step.
@@ -506,9 +556,9 @@ class History:
             folder = scratch / "tree"
             folder.mkdir()
             files: dict[str, str] = {}
-            for done, (step, changed) in enumerate(self.step_changes(), start=1):
+            for done, (step, changed) in enumerate(self._step_entries(), start=1):
                 self._apply(folder, changed, files)
-                tree = self._tree_of(folder, scratch / "index")
+                tree = self._tree_of(folder, scratch / "index", changed)
                 if tree != step.tree:
                     mismatches.append(
                         f"step {step.index} ({step.commit[:10]}): rebuilt tree {tree[:10]} "
@@ -523,40 +573,72 @@ class History:
             scratch.rmdir()
         return VerifyReport(len(steps), mismatches)
 
-    def _apply(self, folder: Path, changed: Mapping[str, str | None],
+    def _apply(self, folder: Path, changed: Mapping[str, tuple[str, str] | None],
                files: dict[str, str]) -> None:
-        """Bring a replayed tree from one step to the next: write and remove what changed."""
-        contents = self.read_blobs(b for b in changed.values() if b is not None)
+        """Bring a replayed tree from one step to the next: remove, then write what changed.
+
+        Removals go first, deepest first, so a folder that became a file (or a file
+        that became a folder) is out of the way before the new entry is written.
+        """
+        contents = self.read_blobs(e[0] for e in changed.values() if e is not None)
         root_fd = open_root(folder)
         try:
-            for path, blob in changed.items():
+            for path in sorted((p for p, e in changed.items() if e is None), reverse=True):
                 parts = posix_parts(path)
-                parent = open_dir(root_fd, parts[:-1], create=blob is not None)
                 try:
-                    if parts[-1] in os.listdir(parent) or blob is None:
-                        with contextlib.suppress(FileNotFoundError):
-                            remove_at(parent, parts[-1])
-                    if blob is not None:
-                        fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600,
-                                     dir_fd=parent)
-                        with os.fdopen(fd, "wb") as out:
-                            out.write(contents[blob])
+                    parent = open_dir(root_fd, parts[:-1])
+                except (FileNotFoundError, NotADirectoryError):
+                    files.pop(path, None)
+                    continue  # its folder went already, with it
+                try:
+                    with contextlib.suppress(FileNotFoundError):
+                        remove_at(parent, parts[-1])
                 finally:
                     os.close(parent)
-                if blob is None:
-                    files.pop(path, None)
-                else:
-                    files[path] = blob
+                files.pop(path, None)
+            for path, entry in changed.items():
+                if entry is None:
+                    continue
+                blob, mode = entry
+                parts = posix_parts(path)
+                parent = open_dir(root_fd, parts[:-1], create=True)
+                try:
+                    with contextlib.suppress(FileNotFoundError):
+                        remove_at(parent, parts[-1])  # the old version, or a folder
+                    fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600,
+                                 dir_fd=parent)
+                    with os.fdopen(fd, "wb") as out:
+                        out.write(contents[blob])
+                        os.fchmod(out.fileno(), 0o700 if mode == "100755" else 0o600)
+                finally:
+                    os.close(parent)
+                files[path] = blob
         finally:
             os.close(root_fd)
 
-    def _tree_of(self, folder: Path, index_file: Path) -> str:
+    def _tree_of(self, folder: Path, index_file: Path,
+                 changed: Iterable[str] | None = None) -> str:
+        """The tree id of ``folder``, staged into the index ``index_file`` first.
+
+        With ``changed`` the index lives across calls and only those paths are
+        hashed again (``git update-index``: a removed one leaves the index, a
+        written one is read from the folder), so a replayed step costs its
+        changes, not a stat of every file; without it the whole tree is staged.
+        """
         env = {
             "GIT_DIR": str(self.root / ".git"),
             "GIT_WORK_TREE": str(folder),
             "GIT_INDEX_FILE": str(index_file),
         }
-        self._add_all(env=env, cwd=folder)
+        if changed is None:
+            self._add_all(env=env, cwd=folder)
+            return self._git("write-tree", env=env, cwd=folder).decode().strip()
+        names = [path.removeprefix(ROOT + "/").encode("utf-8", "surrogateescape")
+                 for path in changed]
+        if names:
+            # --replace: a path that was a file may now be a folder, or the reverse.
+            self._git("update-index", "--add", "--remove", "--replace", "-z", "--stdin",
+                      input=b"\0".join(names) + b"\0", env=env, cwd=folder)
         return self._git("write-tree", env=env, cwd=folder).decode().strip()
 
     def _left_out(self, newest: Step) -> list[str]:
@@ -623,6 +705,26 @@ def _clean_message(message: str) -> str:
     return "\n".join(kept) + "\n"
 
 
+def _quoted(path: str) -> bytes:
+    """``path`` C-quoted, as git reads a name from a line (any byte, newlines too)."""
+    out = bytearray(b'"')
+    for byte in path.encode("utf-8", "surrogateescape"):
+        if 0x20 <= byte < 0x7F and byte not in (0x22, 0x5C):
+            out.append(byte)
+        else:
+            out += b"\\%03o" % byte
+    return bytes(out + b'"')
+
+
+def _in_a_repository(parts: tuple[str, ...]) -> bool:
+    """Whether a path goes through a ``.git`` (a repository inside the store), any case.
+
+    git add decides what such a path records (an embedded repository); update-index
+    would refuse it.
+    """
+    return any(p.lower() == ".git" for p in parts)
+
+
 def _name(raw: bytes) -> str:
     """A path git gives as bytes, as the store names it: undecodable bytes kept.
 
@@ -639,16 +741,16 @@ def _pathspecs(paths: Iterable[str], extra: Iterable[str] = ()) -> bytes:
                        *(e.encode() for e in extra)])
 
 
-def _raw_changes(body: bytes) -> dict[str, str | None]:
-    """A commit's ``--raw -z`` entries as path -> new blob (None: removed, or no longer a file)."""
+def _raw_changes(body: bytes) -> dict[str, tuple[str, str] | None]:
+    """A commit's ``--raw -z`` entries as path -> (new blob, mode); None: removed, or not a file."""
     fields = body.lstrip(b"\n").split(b"\0")
-    found: dict[str, str | None] = {}
+    found: dict[str, tuple[str, str] | None] = {}
     for meta, name in zip(fields[::2], fields[1::2], strict=False):
         if not meta.startswith(b":"):
             continue
         _old_mode, new_mode, _old, new, _status = meta[1:].decode().split(" ")
         path = f"{ROOT}/{_name(name)}"
-        found[path] = new if new_mode in _FILE_MODES else None
+        found[path] = (new, new_mode) if new_mode in _FILE_MODES else None
     return found
 
 
