@@ -130,3 +130,22 @@ def test_a_deep_tree_is_watched_through_handles(
     deep_tree(store.root, 600, "x.md", "y", folder="dddddddd")
     changes = feed.poll()
     assert [len(p) for p in changes.paths] == [601]
+
+
+def test_a_lazy_feed_watches_from_its_second_poll(store: Store) -> None:
+    # One `memdir tool` call polls once: it should not pay for a watch per folder.
+    (store.root / "people").mkdir()
+    feed = ChangeFeed(store.root, lazy=True)
+    if not feed.live:
+        pytest.skip("inotify is not available here")
+    try:
+        assert feed.poll().everything
+        assert feed._notify is None  # nothing watched after one poll
+        (store.root / "people" / "early.md").write_text("x\n")
+        assert feed.poll().everything  # changes before the watches: walk them all
+        (store.root / "people" / "late.md").write_text("y\n")
+        assert _paths(feed.poll()) == {"people/late.md"}
+        assert feed.poll().none
+    finally:
+        feed.close()
+    assert not feed.live and feed.poll().everything

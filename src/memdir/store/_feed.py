@@ -97,9 +97,13 @@ class ChangeFeed:
         root: The store root.
         hidden: Report hidden entries too (not ``.git`` or ``.memdir`` at the root,
             nor temporary files).
+        lazy: Watch nothing until the second poll (both of the first two answer
+            "everything"): a process that asks once, such as one ``memdir tool``
+            call, never pays for a watch per folder, and a reader that asks again
+            pays for one more walk of its files.
     """
 
-    def __init__(self, root: Path, *, hidden: bool = False) -> None:
+    def __init__(self, root: Path, *, hidden: bool = False, lazy: bool = False) -> None:
         self.root = root
         self.hidden = hidden
         self._lock = threading.Lock()
@@ -108,23 +112,34 @@ class ChangeFeed:
         self._dirs: dict[int, Parts] = {}
         self._wds: dict[Parts, int] = {}
         self._notify: _inotify.INotify | None = None
+        self._waiting = lazy and _inotify is not None
+        """Lazy and not polled yet: the watches start at the second poll."""
+        self._polled = False
+        if not self._waiting:
+            self._start()
+
+    def _start(self) -> None:
         if _inotify is None:
             return
         try:
             self._notify = _inotify.INotify(nonblocking=True)
         except OSError as exc:
-            _log.info("no inotify for %s (%s): searches walk the files", root, exc)
+            _log.info("no inotify for %s (%s): searches walk the files", self.root, exc)
             return
         self._watch_tree(())
 
     @property
     def live(self) -> bool:
-        """Whether the kernel reports changes (False: every poll says everything)."""
-        return self._notify is not None
+        """Whether the kernel reports changes, or will from the second poll of a lazy feed.
+
+        False: every poll says everything.
+        """
+        return self._notify is not None or self._waiting
 
     def close(self) -> None:
         """Release the kernel's watches; later polls say everything."""
         with self._lock:
+            self._waiting = False
             self._stop()
 
     def __del__(self) -> None:
@@ -134,6 +149,12 @@ class ChangeFeed:
     def poll(self) -> Changes:
         """The changes since the last poll (every change that finished before this call)."""
         with self._lock:
+            if self._waiting:
+                if not self._polled:
+                    self._polled = True
+                    return EVERYTHING
+                self._waiting = False
+                self._start()  # then "everything" once more: nothing was watched till now
             if self._notify is not None:
                 self._drain()
             if self._notify is None or self._everything:

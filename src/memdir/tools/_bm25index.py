@@ -22,7 +22,9 @@ PyStemmer is installed; :attr:`Tokenizer.stemmer` says which is in force so a
 run can pin it.
 
 Costs: a refresh grows with the changes since the last one (a walk of every
-file without a live feed); a query with the postings of its terms; a
+file without a live feed, and for the first two refreshes: the feed starts
+watching at the second, so a process that searches once, one ``memdir tool``
+call, pays no watch per folder); a query with the postings of its terms; a
 compaction, when changed files pass a twentieth of the store, with the whole
 index.
 """
@@ -226,7 +228,7 @@ class FileIndex:
         self._b = b
         self._compact_min = compact_min
         self._lock = threading.Lock()
-        self._feed = ChangeFeed(store.root) if feed else None
+        self._feed = ChangeFeed(store.root, lazy=True) if feed else None
         self._reset()
         self._loaded = False
         self.builds = 0

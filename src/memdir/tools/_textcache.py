@@ -14,7 +14,8 @@ rest are read from disk at each use. The cache is derived state: dropping it
 changes nothing but speed.
 
 Costs: each use grows with the changes since the last one (a walk of every file
-without a live feed), plus the reads of files beyond the bound.
+without a live feed, and for the first two uses: the feed watches from the second
+on, so a process that greps once pays no watch per folder), plus the reads of files beyond the bound.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class TextCache:
         self.store = store
         self.limit = limit
         self._lock = threading.Lock()
-        self._feed = ChangeFeed(store.root)
+        self._feed = ChangeFeed(store.root, lazy=True)
         self._order: list[str] = []
         self._keys: dict[str, _Key] = {}
         self._data: dict[str, bytes] = {}
