@@ -15,7 +15,8 @@ changes nothing but speed.
 
 Costs: each use grows with the changes since the last one (a walk of every file
 without a live feed, and for the first two uses: the feed watches from the second
-on, so a process that greps once pays no watch per folder), plus the reads of files beyond the bound.
+on, so a process that greps once pays no watch per folder), plus the reads of files
+beyond the bound.
 """
 
 from __future__ import annotations
