@@ -27,6 +27,7 @@ import ctypes
 import queue
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -212,15 +213,20 @@ class _Worker(threading.Thread):
 
 
 def _drop_frames(exc: BaseException | None) -> None:
-    """Clear the tracebacks of ``exc`` and the exceptions chained to it.
+    """Free the locals of the stopped call's frames, then drop ``exc``'s tracebacks.
 
     A traceback holds the frames of the stopped call, and so all it allocated,
     in a reference cycle (the task holds the exception, whose traceback holds
-    the task's frame) that only a full garbage collection would free.
+    the task's frame) that only a full garbage collection would free. Dropping
+    the traceback is not enough where asyncio's pure-Python task is in use (as
+    after nest_asyncio patches asyncio): its future keeps a traceback of its own.
+    Clearing the frames frees their locals whoever still holds them.
     """
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
+        if exc.__traceback__ is not None:
+            traceback.clear_frames(exc.__traceback__)  # skips frames still running
         exc.__traceback__ = None
         exc = exc.__context__
 
