@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BrowseServer", "McpServer", "Timing", "best_of", "free_port", "run_once",
-           "time_calls"]
+__all__ = ["BrowseServer", "McpServer", "Timing", "best_of", "cpu_seconds", "free_port",
+           "run_once", "time_calls"]
 
 
 @dataclass
@@ -43,8 +43,9 @@ class Timing:
         cold: The first request's seconds (server rows only).
         size: Bytes of the answer (server rows only).
         error: Why there is no time (a timeout, a non-zero exit, a failed request).
-        cpu: CPU seconds (user plus system) of the run whose time is kept (commands
-            only); on a loaded machine wall time waits for a core, CPU time much less.
+        cpu: CPU seconds (user plus system): for commands, of the run whose time is
+            kept; for server rows, the server's own per warm request (from /proc). On a
+            loaded machine wall time waits for a core, CPU time much less.
     """
 
     seconds: float | None
@@ -131,6 +132,15 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds a process has used so far (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _peak_mb(pid: int) -> float | None:
@@ -263,13 +273,20 @@ class BrowseServer(_Server):
 
 
 class McpServer(_Server):
-    """``memdir serve STORE --transport http``; tool calls through the MCP SDK's own client."""
+    """``memdir serve STORE --transport http``; tool calls through the MCP SDK's own client.
 
-    def __init__(self, python: str, store: Path, env: dict[str, str], mem_gb: float) -> None:
+    ``flags`` go to ``memdir serve`` too (e.g. ``["--set", "bm25"]``); a ``launcher``
+    (an argument list to which the port is appended) starts another server command.
+    """
+
+    def __init__(self, python: str, store: Path, env: dict[str, str], mem_gb: float,
+                 flags: Sequence[str] = (), launcher: Sequence[str] | None = None) -> None:
         port = free_port()
         env = {**env, "MEMDIR_MCP_TOKEN": "scale-bench-token"}
-        super().__init__([python, "-m", "memdir", "serve", str(store), "--transport", "http",
-                          "--port", str(port)], env, port, mem_gb)
+        argv = [*launcher, str(port)] if launcher is not None else [
+            python, "-m", "memdir", "serve", str(store), "--transport", "http", "--port",
+            str(port), *flags]
+        super().__init__(argv, env, port, mem_gb)
         self.url = f"http://127.0.0.1:{port}/mcp"
 
     def calls(self, calls: list[tuple[str, dict[str, Any]]], repeat: int, timeout: float
@@ -295,8 +312,11 @@ class McpServer(_Server):
                    timeout: float) -> Timing:
         times: list[float] = []
         size = 0
+        cpu_before = None
         try:
-            for _ in range(repeat + 1):
+            for k in range(repeat + 1):
+                if k == 1:
+                    cpu_before = cpu_seconds(self.proc.pid)
                 start = time.perf_counter()
                 result = await asyncio.wait_for(client.call_tool(name, args), timeout)
                 times.append(time.perf_counter() - start)
@@ -305,5 +325,8 @@ class McpServer(_Server):
                 size = sum(len(getattr(b, "text", "")) for b in result.content)
         except Exception as exc:  # noqa: BLE001 - reported in the row
             return Timing(None, self.peak_mb, len(times), error=f"{type(exc).__name__}: {exc}")
-        return Timing(statistics.median(times[1:]), self.peak_mb, repeat, cold=times[0],
+        cpu_after = cpu_seconds(self.proc.pid)
+        cpu = (cpu_after - cpu_before) / repeat if cpu_before is not None and cpu_after \
+            is not None and repeat else None
+        return Timing(statistics.median(times[1:]), self.peak_mb, repeat, cold=times[0], cpu=cpu,
                       size=size)

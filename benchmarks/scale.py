@@ -57,6 +57,12 @@ from _gen import make_scale_store  # noqa: E402
 from _scale_anchors import fts5_build, listing  # noqa: E402
 from _scale_run import BrowseServer, McpServer, Timing, best_of, run_once, time_calls  # noqa: E402
 
+REGEX = r"\d{3}-\d{2}"
+"""The grep rows' regex-only pattern (no literal to look for first), as the tools write it."""
+REGEX_POSIX = "[0-9]{3}-[0-9]{2}"
+"""The same pattern for GNU grep -E and ripgrep."""
+PROBES = HERE / "_scale_probes.py"
+
 PYTHON = sys.executable
 GENERATOR = "scale-v2"
 """Bump when ``make_scale_store`` changes, so stores written by the old one are not reused."""
@@ -121,7 +127,10 @@ class Row:
     prepare: Callable[[Store, Path], None] | None = None
     cold: bool = False
     store: str = "main"
-    """``main`` (the generated store) or ``history`` (the version's versioned copy)."""
+    """``main`` (the generated store), ``history`` (the version's versioned copy) or
+    ``long`` (a copy with a history of ``--long-steps`` steps, at ``--long-files`` only)."""
+    warm: bool = True
+    """Run once untimed first (False for rows that take many minutes)."""
 
 
 def _memdir(*args: str) -> list[str]:
@@ -160,6 +169,18 @@ ROWS: list[Row] = [
         prepare=change_one_file, store="history"),
     Row("history table (2 steps)", "command", "TF-IDF fit",
         argv=lambda s, r: _memdir("history", str(r), "table"), store="history"),
+    Row("history snapshot after one change, long-lived History", "probe",
+        "git add -A && git commit", argv=lambda s, r: [
+            PYTHON, str(PROBES), "snapshots", str(r), s.sample, "5"], store="history"),
+    Row("history verify (long history)", "command", "git log --raw (long history)",
+        argv=lambda s, r: _memdir("history", str(r), "verify"), store="long", warm=False),
+    Row("history table (long history)", "command", "git log --raw (long history)",
+        argv=lambda s, r: _memdir("history", str(r), "table"), store="long", warm=False),
+    Row("mcp (bm25 set): ranked search", "mcp-bm25", "FTS5, warm connection",
+        call=lambda s: ("search", {"query": s.query})),
+    Row("mcp: grep -i", "mcp", "rg -n -i",
+        call=lambda s: ("grep", {"pattern": s.rare, "ignore_case": True})),
+    Row("mcp: grep regex", "mcp", "rg -n regex", call=lambda s: ("grep", {"pattern": REGEX})),
     Row("mcp: view /memories", "mcp", "listing, in process",
         call=lambda s: ("view", {"path": "/memories"})),
     Row("mcp: view a file", "mcp", "read, in process",
@@ -193,8 +214,12 @@ def _anchors(store: Store, wanted: set[str], runs: int, timeout: float, mem_gb: 
     command("listing, python", [PYTHON, str(anchors), "listing", root])
     command("cat", ["cat", str(store.host_sample)])
     command("grep -rn", ["grep", "-rn", store.rare, root], ok=(0, 1))
+    command("grep -rn -i", ["grep", "-rn", "-i", store.rare, root], ok=(0, 1))
+    command("grep -rn regex", ["grep", "-rnE", REGEX_POSIX, root], ok=(0, 1))
     if shutil.which("rg"):
         command("rg -n", ["rg", "-n", store.rare, root], ok=(0, 1))
+        command("rg -n -i", ["rg", "-n", "-i", store.rare, root], ok=(0, 1))
+        command("rg -n regex", ["rg", "-n", REGEX_POSIX, root], ok=(0, 1))
     command("FTS5, new process", [PYTHON, str(anchors), "fts5-query", str(store.fts),
                                   store.query])
     command("YAML header check", [PYTHON, str(anchors), "frontmatter", root])
@@ -324,7 +349,10 @@ def measure_size(store: Store, rows: list[Row], versions: list[Version], args: a
     # The anchors first, so a run stopped part way still has a ratio for what it measured.
     anchor_names = {r.anchor for r in rows}
     if any("grep" in r.name for r in rows):
-        anchor_names |= {"grep -rn", "rg -n"}
+        anchor_names |= {"grep -rn", "rg -n", "grep -rn -i", "rg -n -i", "grep -rn regex",
+                         "rg -n regex"}
+    long = store.files == args.long_files and any(r.store == "long" for r in rows)
+    rows = [r for r in rows if r.store != "long" or long]
     for name, timing in _anchors(store, anchor_names, args.runs, args.timeout,
                                  args.mem_gb).items():
         results.anchors.setdefault(name, {})[store.files] = timing
@@ -335,11 +363,46 @@ def measure_size(store: Store, rows: list[Row], versions: list[Version], args: a
     if any(r.store == "history" for r in rows):
         for v in versions:
             histories[v.label] = history_copy(store, v, args.timeout, args.mem_gb)
-    for row in (r for r in rows if r.kind == "command"):
+    long_root = None
+    if long:
+        long_root = long_history(store, args.long_steps, versions[0], args.long_timeout,
+                                 args.mem_gb)
+        results.anchors.setdefault("git log --raw (long history)", {})[store.files] = best_of(
+            ["git", "-C", str(long_root), "log", "--raw", "--no-abbrev", "--reverse"],
+            dict(os.environ), args.runs, timeout=args.timeout, mem_gb=args.mem_gb)
+    for row in (r for r in rows if r.kind == "probe"):
         for v in versions:
             root = histories[v.label] if row.store == "history" else store.root
             assert row.argv is not None
+            results.put(row.name, v.label, store.files,
+                        _probe(row.argv(store, root), v.env, args.timeout, args.mem_gb))
+    _command_rows(store, [r for r in rows if r.kind == "command"], versions, args, results,
+                  histories, long_root)
+    for v in versions:
+        if "mcp" in wanted:
+            _mcp_rows(store, [r for r in rows if r.kind == "mcp"], v, args, results)
+        if "mcp-bm25" in wanted:
+            _mcp_rows(store, [r for r in rows if r.kind == "mcp-bm25"], v, args, results,
+                      flags=["--set", "bm25"])
+        if "browse" in wanted:
+            _browse_rows(store, [r for r in rows if r.kind == "browse"], v, args, results)
+
+
+def _command_rows(store: Store, rows: list[Row], versions: list[Version],
+                  args: argparse.Namespace, results: Results, histories: dict[str, Path],
+                  long_root: Path | None) -> None:
+    """Each command row for each version: a warm-up run, then the best of ``--runs``."""
+    for row in rows:
+        for v in versions:
+            root = {"history": histories.get(v.label), "long": long_root}.get(
+                row.store) or store.root
+            timeout = args.long_timeout if row.store == "long" else args.timeout
+            assert row.argv is not None
             argv = row.argv(store, root)
+            if not row.warm:
+                results.put(row.name, v.label, store.files, run_once(
+                    argv, v.env, timeout=timeout, mem_gb=args.mem_gb, ok=row.ok))
+                continue
             warm = run_once(argv, v.env, timeout=args.timeout, mem_gb=args.mem_gb, ok=row.ok)
             if warm.seconds is None and not (warm.error or "").startswith("timeout"):
                 # a first run may fail where later ones do not (a cold ranked search over a
@@ -353,16 +416,59 @@ def measure_size(store: Store, rows: list[Row], versions: list[Version], args: a
                           ok=row.ok, before=(lambda p=prepare, r=root: p(store, r))
                           if prepare else None)
             results.put(row.name, v.label, store.files, got)
-    for v in versions:
-        if "mcp" in wanted:
-            _mcp_rows(store, [r for r in rows if r.kind == "mcp"], v, args, results)
-        if "browse" in wanted:
-            _browse_rows(store, [r for r in rows if r.kind == "browse"], v, args, results)
+
+
+def _probe(argv: list[str], env: dict[str, str], timeout: float, mem_gb: float) -> Timing:
+    """Run a probe of ``_scale_probes.py``: the seconds and CPU seconds it printed."""
+    try:
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout,
+                              check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return Timing(None, error=f"timeout after {timeout:.0f} s")
+    if done.returncode != 0:
+        return Timing(None, error=f"exit {done.returncode}: {done.stderr.strip()[-300:]}")
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    return Timing(got["seconds"], None, int(got.get("runs", 1)), cpu=got.get("cpu"))
+
+
+def long_history(store: Store, steps: int, version: Version, timeout: float, mem_gb: float
+                 ) -> Path:
+    """A copy of the store with a history of ``steps`` snapshots (made once, then reused).
+
+    Every version reads the same repository: the table and verify rows only read it.
+    """
+    root = store.scratch / f"long-{store.files}-{steps}-{GENERATOR}"
+    marker = root.with_suffix(".json")
+    if marker.exists():
+        return root
+    _copy(store.root, root)
+    print(f"  making a history of {steps} steps in {root}", flush=True)
+    got = _probe([PYTHON, str(PROBES), "make-history", str(root), str(steps), "3"],
+                 version.env, timeout, mem_gb)
+    if got.seconds is None:
+        raise RuntimeError(f"making the long history: {got.error}")
+    marker.write_text(json.dumps({"steps": steps, "seconds": got.seconds}), encoding="utf-8")
+    return root
+
+
+def _serves_sets(version: Version) -> bool:
+    """Whether the version's ``memdir serve`` takes ``--set`` (main's did not, before this)."""
+    done = subprocess.run(_memdir("serve", "--help"), env=version.env, capture_output=True,
+                          text=True, check=False, stdin=subprocess.DEVNULL, timeout=300)
+    return "--set" in done.stdout
 
 
 def _mcp_rows(store: Store, rows: list[Row], version: Version, args: argparse.Namespace,
-              results: Results) -> None:
-    server = McpServer(PYTHON, store.root, version.env, args.mem_gb)
+              results: Results, flags: list[str] | None = None) -> None:
+    launcher = None
+    if flags and flags[0] == "--set" and not _serves_sets(version):
+        launcher = [PYTHON, str(PROBES), "serve-set", str(store.root), flags[1]]
+    try:
+        server = McpServer(PYTHON, store.root, version.env, args.mem_gb, flags or [], launcher)
+    except RuntimeError as exc:  # the server did not start: every row says why
+        for row in rows:
+            results.put(row.name, version.label, store.files, Timing(None, error=str(exc)[:300]))
+        return
     try:
         calls = [r.call(store) for r in rows if r.call is not None]
         for row, timing in zip(rows, server.calls(calls, args.repeat, args.timeout),
@@ -421,6 +527,7 @@ def table(results: Results, rows: list[Row], sizes: list[int], labels: list[str]
     pairs = list(zip(sizes, sizes[1:], strict=False))
     head = ["row", "code", *[f"{n:,} files" for n in sizes],
             *[f"exp {_short(a)}-{_short(b)}" for a, b in pairs], f"peak MB ({big:,})",
+            f"CPU/call ({big:,})",
             "anchor", f"anchor ({big:,})", "x anchor"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
@@ -436,6 +543,7 @@ def table(results: Results, rows: list[Row], sizes: list[int], labels: list[str]
             cells = [row.name, label, *[_cell(by.get(n)) for n in sizes],
                      *[f"{e:.2f}" if e is not None else "-" for e in exps],
                      f"{mine.peak_mb:.0f}" if mine and mine.peak_mb else "-",
+                     _cell(Timing(mine.cpu)) if mine and mine.cpu is not None else "-",
                      row.anchor, _cell(base), ratio]
             out.append("| " + " | ".join(cells) + " |")
     out.append("")
@@ -496,7 +604,10 @@ def plot(results: Results, rows: list[Row], labels: list[str], path: Path) -> No
 
 
 def _version(label: str, src: Path) -> Version:
-    env = dict(os.environ, COLUMNS="100", PYTHONPATH=str(src.resolve()))
+    # The tool's own time limit is lifted: rows measure how long a call takes, and a
+    # loaded machine would otherwise turn a slow answer into no answer.
+    env = dict(os.environ, COLUMNS="100", PYTHONPATH=str(src.resolve()),
+               MEMDIR_TOOL_TIME_LIMIT="3600")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's install keeps its bytecode cache
     return Version(label, env)
 
@@ -522,6 +633,12 @@ def main() -> None:
                         help="Address-space limit of every command and server, in GB.")
     parser.add_argument("--out", type=Path, default=RESULTS / "scale.json")
     parser.add_argument("--plot", type=Path, default=RESULTS / "scale.png")
+    parser.add_argument("--long-files", type=int, default=10_000,
+                        help="The store size that gets the long-history rows.")
+    parser.add_argument("--long-steps", type=int, default=1000,
+                        help="Steps of the long history (history table and verify rows).")
+    parser.add_argument("--long-timeout", type=float, default=3600.0,
+                        help="Seconds per long-history command.")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     versions = [_version("after", args.after)]

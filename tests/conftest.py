@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,14 +44,16 @@ def make_deep_tree(root: Path, levels: int, name: str, text: str, folder: str = 
     """Folders ``levels`` deep below ``root`` with one file at the bottom, made by hand.
 
     Made as a shell command would make them (the store's own writes refuse such
-    depths); returns the file's agent path. Remove the tree with
+    depths); folders that exist already are entered, so a second call adds a file
+    to the same tree. Returns the file's agent path. Remove the tree with
     :meth:`Store.delete` (``/memories/<folder>``): pytest's clean-up of old temp
     folders recurses and fails on it.
     """
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for _ in range(levels):
-            os.mkdir(folder, dir_fd=fd)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, dir_fd=fd)
             child = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
             os.close(fd)
             fd = child
@@ -63,22 +66,19 @@ def make_deep_tree(root: Path, levels: int, name: str, text: str, folder: str = 
 
 
 def remove_tree(top: Path) -> None:
-    """Remove ``top`` and all below it without recursion (shutil.rmtree recurses per level)."""
-    if not top.exists() and not top.is_symlink():
-        return
-    folders: list[str] = []
-    pending = [str(top)]
-    while pending:
-        folder = pending.pop()
-        folders.append(folder)
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                else:
-                    os.unlink(entry.path)
-    for folder in reversed(folders):
-        os.rmdir(folder)
+    """Remove ``top`` and all below it through folder handles, without recursion.
+
+    shutil.rmtree recurses per level, and a walk by host paths fails once a path is
+    longer than the system allows (a 600-level tree of 8-letter folders is).
+    """
+    from memdir.store._paths import remove_at
+
+    parent = os.open(top.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            remove_at(parent, top.name)
+    finally:
+        os.close(parent)
 
 
 class DeepTrees:

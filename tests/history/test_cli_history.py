@@ -99,3 +99,18 @@ def test_negative_steps_count_back_from_the_last(store: Store, tmp_path: Path) -
     # An unknown option is still refused as one.
     wrong = RUN.invoke(app, ["history", root, "diff", "0", "-1", "--bogus"])
     assert wrong.exit_code == 2 and "No such option: --bogus" in wrong.output
+
+
+def test_show_lists_byte_sizes_and_prints_any_file(store: Store) -> None:
+    # A file bash left with bytes that are not UTF-8: show raised UnicodeDecodeError.
+    root = str(store.root)
+    app = _app()
+    store.create("/memories/a.md", _doc("a", "é"))
+    (store.root / "bin.md").write_bytes(b"\xff\xfe\x00\n")
+    assert RUN.invoke(app, ["history", root, "snapshot", "--message", "one"]).exit_code == 0
+    listing = RUN.invoke(app, ["history", root, "show", "0"])
+    assert listing.exit_code == 0
+    sizes = {line.split()[1]: int(line.split()[0]) for line in listing.output.splitlines()}
+    assert sizes == {"/memories/a.md": len(_doc("a", "é").encode()), "/memories/bin.md": 4}
+    shown = RUN.invoke(app, ["history", root, "show", "0", "--path", "bin.md"])
+    assert shown.exit_code == 0 and shown.output == "\ufffd\ufffd\x00\n"

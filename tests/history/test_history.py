@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -87,9 +88,10 @@ def test_verify_replays_every_step(history: History) -> None:
 class _LossyHistory(History):
     """Rebuilds states but drops one file: verify must notice."""
 
-    def _write_state(self, ref: int | str, target: Path) -> None:
-        super()._write_state(ref, target)
-        for path in sorted(target.rglob("b.md")):
+    def _apply(self, folder: Path, changed: Mapping[str, str | None],
+               files: dict[str, str]) -> None:
+        super()._apply(folder, changed, files)
+        for path in sorted(folder.rglob("b.md")):
             path.unlink()
 
 
@@ -210,9 +212,8 @@ def test_a_tree_a_thousand_levels_deep_is_verified_rebuilt_and_restored(
     history: History, tmp_path: Path, deep_tree: Callable[..., str]
 ) -> None:
     store = history.store
-    deep_tree(store.root, 1000, "x.md", _doc("x", "deep"))
+    deep = deep_tree(store.root, 1000, "x.md", _doc("x", "deep"))
     history.snapshot("deep")
-    deep = "/memories/" + "d/" * 1000 + "x.md"
     assert history.read_state(-1)[deep] == _doc("x", "deep")
     assert history.verify().ok
     rebuilt = history.checkout_to(-1, tmp_path / "rebuilt")
@@ -279,3 +280,34 @@ def test_hooks_and_monitors_in_the_repository_config_never_run(
     history.diff(0, -1)
     assert history.verify().ok
     assert not ran.exists()
+
+
+def test_verify_replays_files_and_folders_trading_places_and_modes(store: Store) -> None:
+    # verify stopped with NotADirectoryError when a folder became a file (its old files'
+    # removals came after the new file was written), and reported a mismatch for any
+    # executable file (the replay wrote every file 0600, the step recorded 100755).
+    root = store.root
+    history = History(store)
+    (root / "x").write_text("file\n")
+    (root / "y" / "b").mkdir(parents=True)
+    (root / "y" / "a.md").write_text("a\n")
+    (root / "y" / "b" / "c.md").write_text("c\n")
+    history.snapshot("one")
+    (root / "x").unlink()
+    (root / "x").mkdir()
+    (root / "x" / "in.md").write_text("in\n")
+    shutil.rmtree(root / "y")
+    (root / "y").write_text("now a file\n")
+    history.snapshot("two")
+    shutil.rmtree(root / "x")
+    (root / "x").write_text("a file again\n")
+    (root / "y").unlink()
+    (root / "y" / "b").mkdir(parents=True)
+    (root / "y" / "b" / "deep.md").write_text("d\n")
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    history.snapshot("three")
+    (root / "run.sh").chmod(0o644)
+    history.snapshot("four")
+    report = history.verify()
+    assert report.checked == 4 and report.ok, report.mismatches

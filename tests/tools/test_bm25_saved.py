@@ -270,3 +270,82 @@ def test_the_saved_index_is_invisible_to_the_tools(filled: Store) -> None:
     found = asyncio.run(tools.call("grep", {"pattern": "bm25|npz"})).content
     assert ".memdir" not in listing and "bm25" not in listing
     assert "bm25-index" not in found and ".memdir" not in found
+
+
+def _crafted(store: Store, how: str) -> None:
+    """Replace the saved index with one an attacker made from it."""
+    import json
+
+    import numpy as np
+
+    from memdir.tools._bm25file import Saved, read_saved, write_saved
+    from memdir.tools._bm25matrix import Segment
+
+    path = _saved(store)
+    good = read_saved(path, FileIndex(store).tokenizer.stemmer)
+    assert good is not None
+    seg = good.segment
+    if how == "slots out of range":
+        slots = seg.slots + 10**6  # every posting, so any query meets one
+        write_saved(path, Saved(**{**_fields(good), "segment": Segment(seg.indptr, slots, seg.tf)}))
+    elif how == "offsets out of order":
+        indptr = seg.indptr.copy()
+        indptr[1], indptr[2] = indptr[2] + 5, indptr[1]
+        write_saved(path, Saved(**{**_fields(good), "segment": Segment(indptr, seg.slots, seg.tf)}))
+    elif how == "zero counts":
+        tf = np.zeros_like(seg.tf)
+        write_saved(path, Saved(**{**_fields(good), "segment": Segment(seg.indptr, seg.slots, tf)}))
+    else:
+        data = bytearray(path.read_bytes())
+        magic_end = data.index(b"\n") + 1
+        size = int.from_bytes(data[magic_end:magic_end + 8], "little")
+        header = json.loads(data[magic_end + 8:magic_end + 8 + size])
+        if how == "arrays past the end":
+            header["arrays"]["slots"][1] = 10**12
+        elif how == "huge header":
+            data[magic_end:magic_end + 8] = (10**15).to_bytes(8, "little")
+            path.write_bytes(bytes(data))
+            return
+        elif how == "wrong dtype":
+            header["arrays"]["slots"][0] = "<f8"
+        raw = json.dumps(header).encode()
+        raw = raw + b" " * (size - len(raw)) if len(raw) <= size else raw
+        data[magic_end + 8:magic_end + 8 + size] = raw[:size]
+        path.write_bytes(bytes(data))
+
+
+def _fields(saved: object) -> dict[str, object]:
+    from dataclasses import fields
+
+    return {f.name: getattr(saved, f.name) for f in fields(saved)}  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", ["slots out of range", "offsets out of order", "zero counts",
+                                 "arrays past the end", "huge header", "wrong dtype"])
+def test_a_crafted_file_never_breaks_a_search(
+    filled: Store, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    _first_search(filled)
+    _crafted(filled, how)
+    with caplog.at_level(logging.WARNING, logger="memdir.tools._bm25index"):
+        index, hits = _first_search(filled)
+        assert hits == _memory_only(filled)
+        assert all(index.idf(t) == _memory_index(filled).idf(t) for t in ("trombone", "word3"))
+    assert any("ignoring the saved search index" in r.getMessage() for r in caplog.records)
+    # The rebuilt index replaced it: the next process takes it up and reads no file.
+    assert _first_search(filled)[0].tokenized == 0
+
+
+def test_an_old_compressed_index_is_left_alone(filled: Store) -> None:
+    # The format before this one was a zip of arrays (a deflate bomb could hide there);
+    # a file under that name is never opened.
+    bomb = filled.root / ".memdir" / "bm25-index.npz"
+    bomb.write_bytes(b"PK\x03\x04" + b"\0" * 4096)
+    index, hits = _first_search(filled)
+    assert hits == _memory_only(filled) and index.tokenized == 42
+
+
+def _memory_index(store: Store) -> FileIndex:
+    index = FileIndex(store)
+    index.refresh()
+    return index

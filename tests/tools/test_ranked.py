@@ -113,15 +113,37 @@ async def test_index_follows_edits_deletes_and_shell_like_writes(filled: Store) 
     assert "1. /memories/misc.md" in result.content
 
 
-def test_unreported_outside_writes_are_seen_at_the_next_rescan(filled: Store) -> None:
-    index = FileIndex(filled, rescan_seconds=3600)
+@pytest.mark.parametrize("feed", [True, False], ids=["change-feed", "walk"])
+def test_outside_writes_are_seen_by_the_next_refresh(filled: Store, feed: bool) -> None:
+    index = FileIndex(filled, feed=feed)
     assert index.refresh() is True
+    assert index.live is feed
     host = filled.root / "misc.md"
     host.write_text(_md("misc", "Odds", "A trombone lesson.\n"), encoding="utf-8")
-    assert index.refresh() is False  # trusted: memdir made no change, last walk is fresh
-    index.rescan_seconds = 0
-    assert index.refresh() is True
+    assert index.refresh() is True  # nobody told memdir: the feed (or the walk) saw it
     assert index.search("trombone", 5)[0].path == "/memories/misc.md"
+    assert index.refresh() is False
+
+
+@pytest.mark.parametrize("feed", [True, False], ids=["change-feed", "walk"])
+def test_an_edit_in_place_with_size_and_mtime_put_back_is_seen(filled: Store, feed: bool) -> None:
+    # What a person's editor or `bash` can do: same bytes count, same inode, and the
+    # modification time restored afterwards. Only the change time betrays it.
+    index = FileIndex(filled, feed=feed)
+    index.refresh()
+    host = filled.root / "people" / "bob.md"
+    before = host.stat()
+    data = host.read_bytes()
+    assert b"trombone" in data
+    with open(host, "r+b") as handle:  # in place: no new inode, no rename
+        handle.write(data.replace(b"trombone", b"clarinet"))
+    os.utime(host, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = host.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino, before.st_size, before.st_mtime_ns)
+    assert index.refresh() is True
+    assert index.search("clarinet", 5)[0].path == "/memories/people/bob.md"
+    assert index.search("trombone", 5) == []
 
 
 def test_index_rebuilds_only_when_files_change(filled: Store) -> None:

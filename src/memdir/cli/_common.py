@@ -221,8 +221,10 @@ def open_store(path: Path, *, reads_only: bool = False) -> Store:
 
     Args:
         path: The store's host folder.
-        reads_only: The command never writes, so the sweep of stale temporary
-            files waits for a first write (``Store(sweep_now=False)``).
+        reads_only: Leave the sweep of stale temporary files to the first write
+            (``Store(sweep_now=False)``; a write always sweeps before it starts): for a
+            command that never writes, or one that should start without a walk of the
+            whole tree (``memdir tool``, ``memdir serve``).
     """
     from memdir.config import get_settings
     from memdir.store import Store, StoreError

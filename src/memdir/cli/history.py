@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperCommand
 
 from memdir.cli._common import StoreArg, fail, json_errors, runnable
+from memdir.progress import Progress
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -67,6 +68,25 @@ def _history(ctx: typer.Context) -> History:
         except StoreError as exc:
             raise _guard(str(exc), ctx) from None
     return ctx.obj
+
+
+class _StepProgress:
+    """``step 12/1000 · 8s elapsed · ~10m left`` on stderr in a terminal, for a long replay."""
+
+    def __init__(self) -> None:
+        self.bar: Progress | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = Progress(total, label="step", done=done - 1)
+        self.bar.step()
+
+    def __enter__(self) -> _StepProgress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _guard(action: str, ctx: typer.Context) -> typer.Exit:
@@ -188,18 +208,20 @@ def show(
     path: Annotated[str | None, typer.Option(help="Print this file as it was at the step.")] = None,
 ) -> None:
     """Show a past state: its files and sizes, or one file's text."""
+    history = _history(ctx)
     try:
-        state = _history(ctx).read_state(step)
+        blobs = history.blobs(step)
+        contents = history.read_blobs(blobs.values())
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None
     if path is not None:
         wanted = path if path.startswith("/memories") else f"/memories/{path.lstrip('/')}"
-        if wanted not in state:
+        if wanted not in blobs:
             raise _guard(f"{wanted} does not exist at step {step}; run show without --path.", ctx)
-        typer.echo(state[wanted], nl=False)
+        typer.echo(contents[blobs[wanted]].decode("utf-8", "replace"), nl=False)
         return
-    for name, text in state.items():
-        typer.echo(f"{len(text.encode('utf-8')):>8}  {name}")
+    for name, blob in sorted(blobs.items()):
+        typer.echo(f"{len(contents[blob]):>8}  {name}")  # bytes, whatever their encoding
 
 
 @history_app.command("diff", cls=_StepCommand)
@@ -251,7 +273,8 @@ def checkout(
 def verify(ctx: typer.Context) -> None:
     """Rebuild every step in a scratch folder and check it against its snapshot."""
     try:
-        report = _history(ctx).verify()
+        with _StepProgress() as shown:
+            report = _history(ctx).verify(progress=shown)
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None
     for line in report.mismatches:
@@ -271,7 +294,9 @@ def table(
     from memdir.metrics import Measurer, measure_history, plot_trajectory
 
     try:
-        trajectory = measure_history(_history(ctx), measurer=Measurer(seed=seed))
+        with _StepProgress() as shown:
+            trajectory = measure_history(_history(ctx), measurer=Measurer(seed=seed),
+                                         progress=shown)
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None
     typer.echo(trajectory.to_csv() if as_csv else trajectory.to_markdown())

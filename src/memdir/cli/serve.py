@@ -36,6 +36,12 @@ def serve(
         typer.Option("--write", help="Offer the write set (view, create, str_replace, insert, "
                      "delete, rename, grep) instead of the read-only read set."),
     ] = False,
+    set_name: Annotated[
+        str | None,
+        typer.Option("--set", metavar="SET",
+                     help="Offer another of memdir's tool sets by name (as memdir tool --set "
+                     "takes it), e.g. bm25 for the read set plus ranked search."),
+    ] = None,
     profile: Annotated[
         Profile,
         typer.Option("--profile", help="memdir (its own sets and contract) or anthropic (the "
@@ -87,7 +93,8 @@ def serve(
 
     By default the read set (view, grep, toc, section_read) is offered, so a
     client can search the store but not change it; --write offers the write
-    set instead. With --profile anthropic the memory commands behave as
+    set instead, and --set any other named set (bm25 adds ranked search).
+    With --profile anthropic the memory commands behave as
     Anthropic's reference memory tool (view only, or all six with --write),
     for clients that expect Claude's memory tool. Each tool is declared
     with its schema and with hints saying whether it only reads, or may
@@ -121,6 +128,8 @@ def serve(
         memdir serve ./memories
 
         memdir serve ./memories --profile anthropic --write
+
+        memdir serve ./memories --set bm25
 
         MEMDIR_MCP_TOKEN=s3cret memdir serve ./memories --transport http
 
@@ -163,13 +172,16 @@ def serve(
     if transport is Transport.stdio and token:
         err_console.print("[yellow]note:[/] --token applies to http only; over stdio the "
                           "client that starts the process is trusted.")
-    store = open_store(store_path)
+    if set_name is not None and (write or profile is Profile.anthropic):
+        fail("--set names the whole tool set, so it goes without --write and --profile "
+             "anthropic.", f"use --set {set_name} alone, or --write without --set.")
+    store = open_store(store_path, reads_only=True)  # a first write sweeps; no walk to start
     if profile is Profile.anthropic:
         from memdir.tools.anthropic import anthropic_set
 
         toolset = anthropic_set(store, read_only=not write)
     else:
-        toolset = load_toolset("write" if write else "read", store)
+        toolset = load_toolset(set_name or ("write" if write else "read"), store)
     server = build_server(toolset)
     if sync:  # syncs now, then in the background; the last sync runs as the process exits
         from memdir.cli._syncing import start_syncer

@@ -87,7 +87,7 @@ def tool(
         echo '{"name": "view", "arguments": {"path": "/memories"}}' \\
             | memdir tool ./memories -
     """  # noqa: D301 (click shows a paragraph after \b as written, unwrapped)
-    toolset = load_toolset(set_name, open_store(store_path))
+    toolset = load_toolset(set_name, open_store(store_path, reads_only=True))  # writes sweep
     if list_tools:
         if call is not None:
             fail("--list takes no CALL.", "drop the call, or drop --list to run it.")

@@ -95,11 +95,17 @@ def measure_history(
         progress: Called as ``progress(done, total)`` after each step.
     """
     measurer = measurer or Measurer()
-    steps = history.steps()
-    trees = [
-        {path: blob for path, blob in history.blobs(s).items() if path.endswith(".md")}
-        for s in steps
-    ]
+    steps: list[Step] = []
+    trees: list[dict[str, str]] = []
+    tree: dict[str, str] = {}
+    for step, changed in history.step_changes():  # one git process for the whole history
+        for path, blob in changed.items():
+            if blob is None or not path.endswith(".md"):
+                tree.pop(path, None)
+            else:
+                tree[path] = blob
+        steps.append(step)
+        trees.append(dict(tree))
     missing = {blob for tree in trees for blob in tree.values() if not measurer.has(blob)}
     for blob, data in history.read_blobs(missing).items():
         measurer.summary(blob, data.decode("utf-8", errors="replace"))

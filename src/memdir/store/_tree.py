@@ -28,6 +28,7 @@ from memdir.store._deadline import check_deadline
 from memdir.store._paths import (
     ANY_NAME,
     MARKDOWN,
+    ROOT,
     NamePolicy,
     is_temp_name,
     lstat_at,
@@ -169,6 +170,135 @@ def walk_tree(
         for handle in open_handles:
             os.close(handle.fd)
     return out
+
+
+def nodes_at(
+    root_fd: int, parts: tuple[str, ...], *, names: NamePolicy = MARKDOWN
+) -> list[Node]:
+    """The entry at ``parts``, or for a folder every visible entry below it; [] if gone.
+
+    For a reader of a change feed (:mod:`memdir.store._feed`): the state now of one
+    path the feed named. Nothing is followed; a link is reported as a link.
+    """
+    if not parts:
+        return walk_tree(root_fd, names=names)
+    try:
+        parent = open_dir(root_fd, parts[:-1])
+    except OSError:
+        return []
+    try:
+        st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+    except OSError:
+        return []
+    finally:
+        os.close(parent)
+    hidden = any(p.startswith(".") for p in parts)
+    kind = _kind(parts[-1], st, hidden, names)
+    if kind != "dir":
+        return [Node(parts, kind, len(parts), st.st_size, st.st_mtime_ns, st.st_ino,
+                     st.st_mode, st.st_ctime_ns)]
+    if hidden:
+        return []
+    try:
+        return walk_tree(root_fd, parts, names=names)
+    except OSError:
+        return []  # replaced by something else meanwhile: the feed names it again
+
+
+def memory_files(
+    root_fd: int, names: NamePolicy = MARKDOWN
+) -> list[tuple[str, os.stat_result]]:
+    """Every memory file below the root, as its virtual path with its ``lstat``, unsorted.
+
+    The same files as the ``memory`` nodes of :func:`walk_tree`, found in a
+    fraction of its time (no sorting, no node per entry, and folders told from
+    files by the directory entry's type, so only candidate files are stat'ed):
+    the walk a search index or a text cache makes to check its fingerprints.
+    Nothing is followed.
+
+    Cost: one ``lstat`` per memory file and one ``open`` per folder.
+    """
+    found: list[tuple[str, os.stat_result]] = []
+    stack: list[tuple[int, str]] = [(os.dup(root_fd), ROOT + "/")]
+    suffixes = names.suffixes
+    try:
+        while stack:
+            check_deadline()  # between folders, as walk_tree does
+            fd, prefix = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if name.startswith("."):
+                            continue  # hidden, the store's own state, temporary files
+                        try:
+                            is_dir = entry.is_dir(follow_symlinks=False)
+                        except OSError:
+                            continue  # gone meanwhile
+                        if is_dir:
+                            try:
+                                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                            except OSError:
+                                continue
+                            stack.append((child, prefix + name + "/"))
+                            continue
+                        if not (name.endswith(suffixes) if suffixes is not None
+                                else names.is_file_name(name)):
+                            continue
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue  # gone meanwhile
+                        if stat.S_ISREG(st.st_mode) and (name.isascii() or _encodable(name)):
+                            found.append((prefix + name, st))
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+    return found
+
+
+def temp_files(root_fd: int) -> list[tuple[str, ...]]:
+    """The temporary files of atomic writes below the root, hidden folders included.
+
+    Found by name alone (folders are told from files by the directory entry's
+    type), so the walk costs a listing of each folder, not a stat of each file.
+    The store's own state at the root (:data:`STATE_NAMES`) is skipped, as
+    :func:`walk_tree` skips it. Nothing is followed.
+    """
+    found: list[tuple[str, ...]] = []
+    stack: list[tuple[int, tuple[str, ...]]] = [(os.dup(root_fd), ())]
+    try:
+        while stack:
+            fd, parts = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        try:
+                            if entry.is_dir(follow_symlinks=False):
+                                if parts or name not in STATE_NAMES:
+                                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                                    stack.append((child, (*parts, name)))
+                            elif is_temp_name(name) and entry.is_file(follow_symlinks=False):
+                                found.append((*parts, name))
+                        except OSError:
+                            continue  # gone or replaced meanwhile
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+    return found
+
+
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def subtree_extent(root_fd: int, folder: tuple[str, ...]) -> tuple[int, int]:

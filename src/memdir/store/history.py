@@ -20,17 +20,19 @@ and behave the same, on machines where git was never configured.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from memdir.store._errors import StoreError
+from memdir.store._feed import ChangeFeed
 from memdir.store._paths import ROOT, open_dir, open_root, posix_parts, remove_at
 from memdir.store._store import STATE_DIR, Store
 
@@ -49,6 +51,11 @@ _CONFIG: Final = (
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.fsmonitor=false",
     "-c", "init.defaultBranch=main",
+    # A split index: each write of git's index writes only the entries changed since
+    # its shared part was written (a shared part of 10 MB at 100,000 files is rewritten
+    # once a fifth of it changed), so a snapshot of one change writes kilobytes.
+    "-c", "core.splitIndex=true",
+    "-c", "splitIndex.sharedIndexExpire=1.hour.ago",
 )
 _ISOLATED: Final = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 """No system or user configuration: what memdir's git does depends on the store alone."""
@@ -122,6 +129,10 @@ class History:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.root = store.root
+        self._feed: ChangeFeed | None = None
+        """What changed since the last snapshot, once one was taken (see :meth:`snapshot`)."""
+        self.full_stages = 0
+        """Snapshots of this object that staged the whole tree (the rest staged changes)."""
 
     def __repr__(self) -> str:
         return f"History({str(self.root)!r})"
@@ -229,6 +240,16 @@ class History:
         step per chunk or task. The store's write lock is held while the state is
         read, so a concurrent writer cannot leave a half-made state in a snapshot.
 
+        The first snapshot of this object stages the whole tree (``git add --all``,
+        which stats every file). It also starts a change feed
+        (:mod:`memdir.store._feed`), so each later snapshot of the same object stages
+        only the paths the feed names, whoever changed them: an object that lives
+        across many snapshots (a build, a skills run) pays for each step in
+        proportion to its changes, plus git's rewrite of its index. Without a live
+        feed every snapshot stages the whole tree. (The feed follows the files, not
+        git's index: whoever changes the index by hand between two snapshots, say with
+        ``git rm --cached``, has it repaired by the first snapshot of a new object.)
+
         Args:
             message: Names the unit the step belongs to, e.g. ``"chunk 12"``.
             author: Who made the change (an agent, a token's name); the commit's
@@ -240,10 +261,100 @@ class History:
             raise HistoryError("A snapshot needs a message naming its unit, e.g. 'chunk 3'.")
         with self.store.locked():
             self._init()
+            self._stage()
+            return self._commit(commit_message(message, trailers), env=author_env(author))
+
+    def _commit(self, message: str, env: Mapping[str, str] | None = None) -> str:
+        """Commit the index on top of HEAD and return the commit's id.
+
+        Through git's plumbing (``write-tree``, ``commit-tree``, ``update-ref``):
+        ``git commit`` would stat every file of the tree to refresh the index first,
+        which a snapshot that staged only its changes has no need of. The message is
+        cleaned as ``git commit -m`` cleans it (trailing spaces, blank lines).
+        """
+        tree = self._git("write-tree", env=env).decode().strip()
+        parent = self._git("rev-parse", "--verify", "-q", "HEAD", check=False,
+                           env=env).decode().strip()
+        made = self._git("commit-tree", tree, *(["-p", parent] if parent else []),
+                         input=_clean_message(message).encode("utf-8"), env=env)
+        commit = made.decode().strip()
+        self._git("update-ref", "-m", f"snapshot: {message.splitlines()[0][:80]}", "HEAD",
+                  commit, parent, env=env)
+        return commit
+
+    def close(self) -> None:
+        """Stop following changes (the next snapshot stages the whole tree)."""
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
+
+    def _stage(self) -> None:
+        """Stage what changed since the last snapshot: the paths the feed names, or all."""
+        if self._feed is None:
+            # Started before the whole tree is staged: a change made after this point is
+            # named at the next snapshot, one made before is staged now.
+            self._feed = ChangeFeed(self.root, hidden=True)
+        changes = self._feed.poll()
+        if changes.everything:
             self._add_all()
-            self._git("commit", "-q", "--allow-empty", "--no-verify", "-m",
-                      commit_message(message, trailers), env=author_env(author))
-        return self._git("rev-parse", "HEAD").decode().strip()
+            self.full_stages += 1
+            return
+        files: list[tuple[str, int]] = []
+        links: list[str] = []
+        folders: list[str] = []
+        gone: list[str] = []
+        for parts in sorted(changes.paths):
+            path = "/".join(parts)
+            try:
+                mode = os.lstat(self.root / path).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                mode = 0
+            if _in_a_repository(parts) or not (mode and not stat.S_ISDIR(mode)):
+                (folders if mode else gone).append(path)
+            elif stat.S_ISREG(mode):
+                files.append((path, mode))
+            elif stat.S_ISLNK(mode):
+                links.append(path)
+            else:
+                folders.append(path)  # a special file: git add decides, as for the whole tree
+        # (folders: a folder made or moved in, its whole tree, or a path into a repository
+        # inside the store: git add decides what it records; gone: removed, with its tree.)
+        if gone:
+            self._git("rm", "--cached", "-r", "-q", "--ignore-unmatch",
+                      "--pathspec-from-file=-", "--pathspec-file-nul",
+                      input=_pathspecs(gone))
+        if folders:
+            self._git("add", "--all", "--force", "--pathspec-from-file=-",
+                      "--pathspec-file-nul", input=_pathspecs(folders, _PATHSPEC[2:]))
+        try:
+            self._stage_files(files, links)
+        except HistoryError:  # a file gone, or a folder on the way made a link, meanwhile
+            self._git("add", "--all", "--force", "--pathspec-from-file=-",
+                      "--pathspec-file-nul",
+                      input=_pathspecs([*(p for p, _ in files), *links], _PATHSPEC[2:]))
+
+    def _stage_files(self, files: list[tuple[str, int]], links: list[str]) -> None:
+        """Stage named regular files (path, mode) and links, reading nothing else.
+
+        Each file's bytes are hashed whatever its index entry says: the feed named
+        it, and git's own check by size, times and inode misses an edit in place
+        that kept the size and put the time back within the second of the entry's
+        last change. A link cannot change in place, so git's check is enough for it.
+        """
+        if files:
+            ids = self._git("hash-object", "-w", "--stdin-paths",
+                            input=b"".join(_quoted(p) + b"\n" for p, _ in files)).split()
+            if len(ids) != len(files):
+                raise HistoryError(f"git hash-object gave {len(ids)} ids for {len(files)} files")
+            # --replace lets a file take the place of a folder.
+            self._git("update-index", "-z", "--replace", "--index-info", input=b"".join(
+                b"%s %s\t%s\0" % (b"100755" if mode & stat.S_IXUSR else b"100644", blob,
+                                   p.encode("utf-8", "surrogateescape"))
+                for (p, mode), blob in zip(files, ids, strict=True)))
+        if links:
+            self._git("update-index", "--add", "--replace", "-z", "--stdin",
+                      input=b"".join(p.encode("utf-8", "surrogateescape") + b"\0"
+                                     for p in links))
 
     # -- reading ---------------------------------------------------------------
 
@@ -253,7 +364,9 @@ class History:
         if not self._git("rev-parse", "--verify", "-q", "HEAD", check=False).strip():
             return []
         fmt = _SEP.join(["%H", "%T", "%cI", "%B"]) + "\x1e"
-        raw = self._git("log", "--reverse", "--first-parent", f"--format={fmt}").decode()
+        # A message another git client wrote may be in any encoding: shown, not kept.
+        raw = self._git("log", "--reverse", "--first-parent", f"--format={fmt}").decode(
+            "utf-8", "replace")
         found: list[Step] = []
         for record in raw.split("\x1e"):
             record = record.strip("\n")
@@ -300,7 +413,7 @@ class History:
             meta, path = entry.split(b"\t", 1)
             mode, kind, blob = meta.decode().split()
             if kind == "blob" and mode in _FILE_MODES:
-                found[f"{ROOT}/{path.decode('utf-8')}"] = blob
+                found[f"{ROOT}/{_name(path)}"] = blob
         return found
 
     def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
@@ -322,11 +435,44 @@ class History:
             pos = start + size + 1
         return found
 
+    def step_changes(self) -> Iterator[tuple[Step, dict[str, str | None]]]:
+        """Each step with what it changed since the step before: path -> new blob, or None.
+
+        The first step's changes are its whole state. One git process reads the
+        whole history, so this costs in proportion to the changes recorded, not to
+        steps times store size; replaying it rebuilds every step's file list.
+        """
+        for step, changed in self._step_entries():
+            yield step, {path: None if entry is None else entry[0]
+                         for path, entry in changed.items()}
+
+    def _step_entries(self) -> Iterator[tuple[Step, dict[str, tuple[str, str] | None]]]:
+        """:meth:`step_changes` with each new file's mode: path -> (blob, mode), or None."""
+        steps = self.steps()
+        if not steps:
+            return
+        raw = self._git(
+            "log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--root",
+            "--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x1e%H",
+        )
+        by_commit: dict[str, dict[str, tuple[str, str] | None]] = {}
+        for record in raw.split(b"\x1e")[1:]:
+            head, _, body = record.partition(b"\0")
+            by_commit[head.decode().strip()] = _raw_changes(body)
+        for step in steps:
+            yield step, by_commit.get(step.commit, {})
+
     def read_state(self, ref: int | str | Step) -> dict[str, str]:
-        """A past state as ``{path: text}``; the live store is not touched."""
+        """A past state as ``{path: text}``; the live store is not touched.
+
+        A file whose bytes are not UTF-8 (a shell command can leave one) is given
+        with each undecodable byte as U+FFFD; :meth:`blobs` and :meth:`read_blobs`
+        give every file's exact bytes.
+        """
         blobs = self.blobs(ref)
         contents = self.read_blobs(blobs.values())
-        return {path: contents[blob].decode("utf-8") for path, blob in sorted(blobs.items())}
+        return {path: contents[blob].decode("utf-8", "replace")
+                for path, blob in sorted(blobs.items())}
 
     def checkout_to(self, ref: int | str | Step, dest: str | os.PathLike[str]) -> Store:
         """Rebuild a past state, byte for byte, in an empty or new folder ``dest``."""
@@ -378,7 +524,7 @@ class History:
         first, second = self.step(a).commit, self.step(b).commit
         status = self._git("diff", "--no-ext-diff", "--no-textconv", "--no-renames",
                            "--name-status", "-z", first, second)
-        parts = [p.decode("utf-8") for p in status.split(b"\0") if p]
+        parts = [_name(p) for p in status.split(b"\0") if p]
         added: list[str] = []
         removed: list[str] = []
         modified: list[str] = []
@@ -389,17 +535,21 @@ class History:
                           "--no-color", first, second)
         return StateDiff(added, removed, modified, patch.decode("utf-8", "replace"))
 
-    def verify(self) -> VerifyReport:
+    def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
         """Replay every step, and check the newest one holds every file it should.
 
-        Each step is rebuilt in a scratch folder and must hash to its snapshot's
-        tree. Then the live store is compared with the newest step: a file that
-        differs from it (or is missing from it) although its inode last changed
-        before that step was taken was left out of the snapshot, and is a
-        mismatch. Files changed since then are simply not recorded yet.
+        Every step is rebuilt in one scratch folder, each from the one before by
+        writing only what the step changed, and the folder must hash to the step's
+        recorded tree. Then the live store is compared with the newest step: a file
+        that differs from it (or is missing from it) although its inode last changed
+        before that step was taken was left out of the snapshot, and is a mismatch.
+        Files changed since then are simply not recorded yet.
 
-        Cost: every step's files are written once, so it grows with steps times
-        store size.
+        Cost: the changes recorded, plus git reading and writing its index of
+        the scratch tree once per step (no stat of its files).
+
+        Args:
+            progress: Called as ``progress(done, total)`` after each step.
         """
         steps = self.steps()
         mismatches: list[str] = []
@@ -408,30 +558,92 @@ class History:
         scratch = Path(tempfile.mkdtemp(prefix="memdir-verify-"))
         scratch_fd = open_root(scratch)
         try:
-            for step in steps:
-                folder = scratch / f"step-{step.index}"
-                self._write_state(step, folder)
-                tree = self._tree_of(folder, scratch / f"index-{step.index}")
-                remove_at(scratch_fd, folder.name)  # no recursion, whatever the depth
+            folder = scratch / "tree"
+            folder.mkdir()
+            files: dict[str, str] = {}
+            for done, (step, changed) in enumerate(self._step_entries(), start=1):
+                self._apply(folder, changed, files)
+                tree = self._tree_of(folder, scratch / "index", changed)
                 if tree != step.tree:
                     mismatches.append(
                         f"step {step.index} ({step.commit[:10]}): rebuilt tree {tree[:10]} "
                         f"differs from recorded tree {step.tree[:10]}"
                     )
+                if progress is not None:
+                    progress(done, len(steps))
         finally:
             for entry in os.listdir(scratch_fd):
-                remove_at(scratch_fd, entry)
+                remove_at(scratch_fd, entry)  # no recursion, whatever the depth
             os.close(scratch_fd)
             scratch.rmdir()
         return VerifyReport(len(steps), mismatches)
 
-    def _tree_of(self, folder: Path, index_file: Path) -> str:
+    def _apply(self, folder: Path, changed: Mapping[str, tuple[str, str] | None],
+               files: dict[str, str]) -> None:
+        """Bring a replayed tree from one step to the next: remove, then write what changed.
+
+        Removals go first, deepest first, so a folder that became a file (or a file
+        that became a folder) is out of the way before the new entry is written.
+        """
+        contents = self.read_blobs(e[0] for e in changed.values() if e is not None)
+        root_fd = open_root(folder)
+        try:
+            for path in sorted((p for p, e in changed.items() if e is None), reverse=True):
+                parts = posix_parts(path)
+                try:
+                    parent = open_dir(root_fd, parts[:-1])
+                except (FileNotFoundError, NotADirectoryError):
+                    files.pop(path, None)
+                    continue  # its folder went already, with it
+                try:
+                    with contextlib.suppress(FileNotFoundError):
+                        remove_at(parent, parts[-1])
+                finally:
+                    os.close(parent)
+                files.pop(path, None)
+            for path, entry in changed.items():
+                if entry is None:
+                    continue
+                blob, mode = entry
+                parts = posix_parts(path)
+                parent = open_dir(root_fd, parts[:-1], create=True)
+                try:
+                    with contextlib.suppress(FileNotFoundError):
+                        remove_at(parent, parts[-1])  # the old version, or a folder
+                    fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600,
+                                 dir_fd=parent)
+                    with os.fdopen(fd, "wb") as out:
+                        out.write(contents[blob])
+                        os.fchmod(out.fileno(), 0o700 if mode == "100755" else 0o600)
+                finally:
+                    os.close(parent)
+                files[path] = blob
+        finally:
+            os.close(root_fd)
+
+    def _tree_of(self, folder: Path, index_file: Path,
+                 changed: Iterable[str] | None = None) -> str:
+        """The tree id of ``folder``, staged into the index ``index_file`` first.
+
+        With ``changed`` the index lives across calls and only those paths are
+        hashed again (``git update-index``: a removed one leaves the index, a
+        written one is read from the folder), so a replayed step costs its
+        changes, not a stat of every file; without it the whole tree is staged.
+        """
         env = {
             "GIT_DIR": str(self.root / ".git"),
             "GIT_WORK_TREE": str(folder),
             "GIT_INDEX_FILE": str(index_file),
         }
-        self._add_all(env=env, cwd=folder)
+        if changed is None:
+            self._add_all(env=env, cwd=folder)
+            return self._git("write-tree", env=env, cwd=folder).decode().strip()
+        names = [path.removeprefix(ROOT + "/").encode("utf-8", "surrogateescape")
+                 for path in changed]
+        if names:
+            # --replace: a path that was a file may now be a folder, or the reverse.
+            self._git("update-index", "--add", "--remove", "--replace", "-z", "--stdin",
+                      input=b"\0".join(names) + b"\0", env=env, cwd=folder)
         return self._git("write-tree", env=env, cwd=folder).decode().strip()
 
     def _left_out(self, newest: Step) -> list[str]:
@@ -480,6 +692,71 @@ def commit_message(message: str, trailers: Iterable[tuple[str, str]] = ()) -> st
 def author_env(author: str | None) -> dict[str, str] | None:
     """The environment naming ``author`` as a commit's author (None: memdir's own name)."""
     return {"GIT_AUTHOR_NAME": " ".join(author.split())} if author and author.strip() else None
+
+
+def _clean_message(message: str) -> str:
+    """``message`` as ``git commit -m`` stores it (``git stripspace``).
+
+    No trailing spaces on any line, no leading or trailing blank lines, runs of
+    blank lines made one, and a final newline.
+    """
+    lines = [line.rstrip() for line in message.split("\n")]
+    kept: list[str] = []
+    for line in lines:
+        if line or (kept and kept[-1]):
+            kept.append(line)
+    while kept and not kept[-1]:
+        kept.pop()
+    return "\n".join(kept) + "\n"
+
+
+def _quoted(path: str) -> bytes:
+    """``path`` C-quoted, as git reads a name from a line (any byte, newlines too)."""
+    out = bytearray(b'"')
+    for byte in path.encode("utf-8", "surrogateescape"):
+        if 0x20 <= byte < 0x7F and byte not in (0x22, 0x5C):
+            out.append(byte)
+        else:
+            out += b"\\%03o" % byte
+    return bytes(out + b'"')
+
+
+def _in_a_repository(parts: tuple[str, ...]) -> bool:
+    """Whether a path goes through a ``.git`` (a repository inside the store), any case.
+
+    git add decides what such a path records (an embedded repository); update-index
+    would refuse it.
+    """
+    return any(p.lower() == ".git" for p in parts)
+
+
+def _name(raw: bytes) -> str:
+    """A path git gives as bytes, as the store names it: undecodable bytes kept.
+
+    A shell command can make a file whose name is not UTF-8; such bytes become
+    lone surrogates (``surrogateescape``), as :func:`os.fsdecode` makes them, so
+    the name opens the same file again and goes back to git unchanged.
+    """
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _pathspecs(paths: Iterable[str], extra: Iterable[str] = ()) -> bytes:
+    """Paths as literal pathspecs from the top (then ``extra``), NUL-separated for git."""
+    return b"\0".join([*(f":(literal,top){p}".encode("utf-8", "surrogateescape") for p in paths),
+                       *(e.encode() for e in extra)])
+
+
+def _raw_changes(body: bytes) -> dict[str, tuple[str, str] | None]:
+    """A commit's ``--raw -z`` entries as path -> (new blob, mode); None: removed, or not a file."""
+    fields = body.lstrip(b"\n").split(b"\0")
+    found: dict[str, tuple[str, str] | None] = {}
+    for meta, name in zip(fields[::2], fields[1::2], strict=False):
+        if not meta.startswith(b":"):
+            continue
+        _old_mode, new_mode, _old, new, _status = meta[1:].decode().split(" ")
+        path = f"{ROOT}/{_name(name)}"
+        found[path] = (new, new_mode) if new_mode in _FILE_MODES else None
+    return found
 
 
 def _blob_id(data: bytes) -> str:

@@ -1,58 +1,68 @@
-"""A BM25 index over a store's files: derived state, rebuilt when the files change.
+"""A BM25 index over a store's files: derived state, kept in step through a change feed.
 
-The files are the truth; the index is a cache of them. A search first checks
-whether the files may have changed: it takes a fingerprint of the store (every
-markdown file's path, inode, mtime, change time and size, from one directory walk) and
-rebuilds the index when it differs from the one the index was built from. That
-walk costs one ``stat`` per file (tens of milliseconds at 5,000 files), so it is
-skipped while the store's :attr:`~memdir.store.Store.generation` (changes made
-through memdir in this process, the shell tool included) is unchanged and the
-last walk is less than :data:`RESCAN_SECONDS` old; edits by other processes
-are therefore seen within that many seconds. Files whose fingerprint did not change keep their
-cached term counts, so a rebuild after a few edits re-reads only the edited files.
+The files are the truth; the index is a cache of them. Each search first asks
+the store's change feed (:mod:`memdir.store._feed`, inotify on Linux) what
+changed since the last one, re-reads just those files, and answers: a change
+finished before a query is seen by it, whoever made it and whatever it did to
+sizes and times, and a query at 100,000 files costs milliseconds. Where the
+feed is not live (no inotify), every refresh walks the files and compares each
+one's path, inode, size and modification and change times (the change time
+cannot be set back), so it is just as exact, only slower.
 
-The term counts are also saved beside the store, in its hidden state folder
-(``.memdir/bm25-index.npz``, never visible under ``/memories``), so the first
-search of a new process re-reads only the files that changed since the save
-instead of tokenizing the whole store again (seconds at 20 MB). The file is
-derived data: it is written whole to a temporary file and renamed into place
-(a concurrent reader sees the old or the new one, never half of one), carries
-the tokenizer it was made with and a format version, and is ignored, with a
-logged warning, when it is unreadable or does not fit; the next save replaces it.
+The compacted index is saved beside the store, in its hidden state folder
+(``.memdir/bm25-index.bin``, never visible under ``/memories``; see
+:mod:`memdir.tools._bm25file`), written whole and renamed into place after each
+compaction; a new process maps it and re-reads only the files whose
+fingerprint changed since. A saved file that is damaged, crafted or from
+another version is ignored with a logged warning and replaced.
 
 Tokenizing follows bm25s's default (lower case, words of two or more word
 characters, English stopwords removed). An English stemmer is applied only when
 PyStemmer is installed; :attr:`Tokenizer.stemmer` says which is in force so a
 run can pin it.
+
+Costs: a refresh grows with the changes since the last one (a walk of every
+file without a live feed, and for the first two refreshes: the feed starts
+watching at the second, so a process that searches once, one ``memdir tool``
+call, pays no watch per folder); a query with the postings of its terms; a
+compaction, when changed files pass a twentieth of the store, with the whole
+index.
 """
 
 from __future__ import annotations
 
+import bisect
 import importlib
-import json
+import importlib.util
 import logging
 import os
 import re
-import tempfile
+import sys
 import threading
-import time
-import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN
 
 from memdir.store import ROOT, Store, StoreError
+from memdir.store._feed import ChangeFeed
+from memdir.store._paths import open_root, to_virtual
 from memdir.store._store import STATE_DIR
-from memdir.tools._bm25matrix import DocTerms, TermMatrix, doc_terms
+from memdir.store._tree import memory_files, nodes_at
+from memdir.tools._bm25file import (
+    Saved,
+    SavedIndexError,
+    check_postings,
+    read_saved,
+    write_saved,
+)
+from memdir.tools._bm25matrix import DocTerms, Segment, doc_terms, merge, score_terms
 
 __all__ = [
     "INDEX_FILE",
-    "RESCAN_SECONDS",
     "FileIndex",
     "Hit",
     "LineMatch",
@@ -61,20 +71,41 @@ __all__ = [
     "index_text",
 ]
 
-_WORD: Final = re.compile(r"(?u)\b\w\w+\b")
+_WORD: Final = re.compile(r"\w\w+")
+"""Words of two or more word characters: bm25s's ``(?u)\\b\\w\\w+\\b`` without the word
+boundaries, which a greedy run of word characters implies (and twice as fast)."""
 _FRONTMATTER_KEY: Final = re.compile(r"(?m)^[ \t]*[\w-]+:")
 _CACHED_STORES: Final = 8
-RESCAN_SECONDS: Final = 2.0
-"""Longest time a search trusts its last walk of the files when memdir made no change."""
-INDEX_FILE: Final = "bm25-index.npz"
-"""The saved term counts, in the store's state folder."""
-_FORMAT: Final = 2
-"""Version of the saved file and of what :func:`index_text` indexes; bump on change.
-
-2 keeps each file's change time beside its mtime (a format-1 file is replaced)."""
-_SAVE_AFTER: Final = 32
-"""Save again once this many files were tokenized since the last save (or load)."""
+INDEX_FILE: Final = "bm25-index.bin"
+"""The saved index, in the store's state folder."""
+_COMPACT_SHARE: Final = 0.05
+_COMPACT_MIN: Final = 64
+"""Compact once the delta holds this many files and a twentieth of the store."""
 _log = logging.getLogger(__name__)
+
+
+def _english_stopwords() -> frozenset[str]:
+    """bm25s's English stopword list, read without importing bm25s itself.
+
+    ``import bm25s`` loads scipy and more (half a second of a new process's start);
+    its stopword module is plain data, so it is executed on its own. Where bm25s is
+    laid out otherwise, the ordinary import is used.
+    """
+    spec = importlib.util.find_spec("bm25s")
+    where = list(spec.submodule_search_locations or []) if spec is not None else []
+    if where and "bm25s.stopwords" not in sys.modules:
+        own = importlib.util.spec_from_file_location(
+            "memdir._bm25s_stopwords", Path(where[0]) / "stopwords.py")
+        if own is not None and own.loader is not None:
+            module = importlib.util.module_from_spec(own)
+            try:
+                own.loader.exec_module(module)
+                return frozenset(module.STOPWORDS_EN)
+            except (OSError, AttributeError):
+                pass  # another layout: the ordinary import below
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
 
 
 def _load_stemmer() -> tuple[Callable[[str], str] | None, str]:
@@ -91,7 +122,7 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._stem, self.stemmer = _load_stemmer()
-        self._stop = frozenset(STOPWORDS_EN)
+        self._stop = _STOPWORDS
         self._memo: dict[str, str] = {}
 
     def __call__(self, text: str) -> list[str]:
@@ -107,6 +138,24 @@ class Tokenizer:
                 s = memo[w] = self._stem(w)
             out.append(s)
         return out
+
+    def counts(self, text: str) -> tuple[dict[str, int], int]:
+        """Each distinct index term of ``text`` with its count, and the count of all.
+
+        The same terms as :meth:`__call__`, counted in C rather than mapped one by one.
+        """
+        counted = Counter(_WORD.findall(text.lower()))
+        for word in self._stop.intersection(counted):
+            del counted[word]
+        if self._stem is not None:
+            memo, stemmed = self._memo, Counter[str]()
+            for word, n in counted.items():
+                term = memo.get(word)
+                if term is None:
+                    term = memo[word] = self._stem(word)
+                stemmed[term] += n
+            counted = stemmed
+        return counted, counted.total()
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,26 +174,10 @@ class Hit:
     score: float
 
 
-@dataclass(frozen=True, slots=True)
-class _FileKey:
-    virtual: str
-    ino: int
-    mtime_ns: int
-    ctime_ns: int
-    """An edit in place that keeps the size and puts the mtime back still moves this."""
-    size: int
-
-
-def _scan(store: Store) -> list[_FileKey]:
-    """Every memory file of ``store`` (the store's own walk decides which), sorted by path."""
-    try:
-        nodes = store.tree()
-    except StoreError:
-        return []
-    out = [_FileKey(n.virtual, n.ino, n.mtime_ns, n.ctime_ns, n.size) for n in nodes
-           if n.kind == "memory"]
-    out.sort(key=lambda k: k.virtual)
-    return out
+_Key = tuple[int, int, int, int]
+"""What says a file is unchanged: inode, modification and change times, size (an edit
+moves the change time on, and it cannot be set back)."""
+_FP_COLUMNS: Final = 4
 
 
 def index_text(virtual: str, text: str) -> str:
@@ -171,9 +204,11 @@ class FileIndex:
         store: The store to index.
         k1: BM25 term-frequency saturation.
         b: BM25 length normalisation.
-        rescan_seconds: How long to trust the last walk of the files while the
-            store's generation is unchanged (0: walk before every search).
-        saved: Where to keep the term counts between processes (None: memory only).
+        saved: Where to keep the index between processes (None: memory only).
+        feed: Learn of changes from the store's change feed (False: walk the files
+            on every refresh, as happens anyway where the feed is not live).
+        compact_min: Fold changed files into the compacted index once at least this
+            many (and a twentieth of the store) changed since the last time.
     """
 
     def __init__(
@@ -182,155 +217,312 @@ class FileIndex:
         *,
         k1: float = 1.5,
         b: float = 0.75,
-        rescan_seconds: float = RESCAN_SECONDS,
         saved: Path | None = None,
+        feed: bool = True,
+        compact_min: int = _COMPACT_MIN,
     ) -> None:
         self.store = store
-        self.rescan_seconds = rescan_seconds
         self.tokenizer = Tokenizer()
+        self.saved = saved
         self._k1 = k1
         self._b = b
+        self._compact_min = compact_min
         self._lock = threading.Lock()
-        self._keys: list[_FileKey] | None = None
-        self._vocab: dict[str, int] = {}
-        self._terms: dict[str, tuple[_FileKey, DocTerms]] = {}
-        self._paths: list[str] = []
-        self._matrix: TermMatrix | None = None
-        self._checked: tuple[int, float] | None = None
-        """Store generation and monotonic time of the last walk of the files."""
-        self.builds = 0
-        self.saved = saved
-        self.tokenized = 0
-        """Files tokenized by this index (the rest came from the saved file or the cache)."""
-        self._unsaved = 0
+        self._feed = ChangeFeed(store.root, lazy=True) if feed else None
+        self._reset()
         self._loaded = False
-        self._file_ok = False
-        """Whether the saved file is known to be usable (loaded or written by this index)."""
+        self.builds = 0
+        """Refreshes that changed the index."""
+        self.compactions = 0
+        self.tokenized = 0
+        """Files tokenized by this index (the rest came from the saved file)."""
+
+    def _reset(self) -> None:
+        """Forget every file (the next refresh reads them all)."""
+        self._vocab: dict[str, int] = {}
+        self._main: Segment | None = None
+        self._n_main = 0
+        """Slots below this are the compacted segment's, in path order."""
+        self._paths: list[str] = []
+        self._fp = np.zeros((0, _FP_COLUMNS), dtype=np.int64)
+        """Each slot's fingerprint (a :data:`_Key` per row)."""
+        self._lengths = np.zeros(0, dtype=np.int64)
+        self._alive = np.zeros(0, dtype=bool)
+        self._slot_of: dict[str, int] = {}
+        self._delta: dict[int, DocTerms] = {}
+        self._delta_postings: dict[int, tuple[list[int], list[int]]] | None = {}
+        """Term -> slots and counts of delta files, dead ones included (the mask drops
+        them); None until rebuilt, after many files were added at once."""
+        self._total_length = 0
+        self._from_file = False
+        """Whether the segment was read from the saved file (its postings are checked)."""
+        self._checked: set[int] = set()
+        """Terms whose saved postings passed :func:`check_postings` (each is checked once)."""
+        self._idf_memo: dict[str, float] = {}
+        """Each term's idf as of the last change (a search shows lines for ten hits)."""
 
     def __len__(self) -> int:
-        return len(self._paths)
+        return len(self._slot_of)
+
+    @property
+    def live(self) -> bool:
+        """Whether changes come from a live feed (False: each refresh walks the files)."""
+        return self._feed is not None and self._feed.live
 
     @property
     def paths(self) -> list[str]:
-        """The indexed files, in index order (as of the last refresh)."""
-        return list(self._paths)
+        """The indexed files, in path order (as of the last refresh)."""
+        return sorted(self._slot_of)
+
+    def close(self) -> None:
+        """Stop following the files (the index keeps answering as of now)."""
+        if self._feed is not None:
+            self._feed.close()
 
     def refresh(self) -> bool:
-        """Bring the index in step with the files; return whether it was rebuilt."""
+        """Bring the index in step with the files; return whether anything changed."""
         with self._lock:
             return self._refresh()
 
+    # -- keeping in step -----------------------------------------------------------
+
     def _refresh(self) -> bool:
-        generation, now = self.store.generation, time.monotonic()
-        if (
-            self._checked is not None
-            and self._checked[0] == generation
-            and now - self._checked[1] < self.rescan_seconds
-        ):
-            return False
-        keys = _scan(self.store)
-        self._checked = (generation, now)
-        if keys == self._keys:
-            return False
-        if not self._loaded:
+        first = not self._loaded
+        if first:
             self._loaded = True
             if self.saved is not None:
                 self._load(self.saved)
-        docs: list[DocTerms] = []
-        terms: dict[str, tuple[_FileKey, DocTerms]] = {}
-        for key in keys:
-            cached = self._terms.get(key.virtual)
-            if cached is not None and cached[0] == key:
-                counted = cached[1]
+        changes = self._feed.poll() if self._feed is not None else None
+        if changes is not None and changes.none:
+            return False
+        if changes is None or changes.everything:
+            todo, gone = self._compare_all()
+        else:
+            found: dict[str, _Key] = {}
+            stale: set[str] = set()
+            for parts in changes.paths:
+                found.update(self._walk(parts))
+                stale.update(self._indexed_under(to_virtual(parts)))
+            gone = list(stale - found.keys())
+            fp = self._fp
+            todo = [(v, key) for v, key in found.items()
+                    if (slot := self._slot_of.get(v)) is None
+                    or tuple(fp[slot].tolist()) != key]
+        changed = first and self._main is not None  # a saved index was taken up
+        for virtual in gone:
+            self._drop(virtual)
+            changed = True
+        # Many files at once (a first build, a big change): they are folded into the
+        # compacted index right away, so per-term lists for the delta are not kept.
+        bulk = len(todo) >= self._compact_at()
+        if bulk:
+            self._delta_postings = None
+        for virtual, key in todo:
+            self._add(virtual, key)
+            changed = True
+        if changed:
+            self.builds += 1
+            self._idf_memo.clear()
+            if self._main is None or self._churn() >= self._compact_at():
+                self._compact()
+        return changed or first
+
+    def _compact_at(self) -> float:
+        return max(self._compact_min, _COMPACT_SHARE * len(self._slot_of))
+
+    def _churn(self) -> int:
+        """Slots past the compacted ones, and compacted slots whose file changed or went."""
+        live_main = len(self._slot_of) - len(self._delta)
+        return len(self._paths) - live_main
+
+    def _walk(self, parts: tuple[str, ...]) -> dict[str, _Key]:
+        """The memory files at or under ``parts`` now, with their fingerprints."""
+        try:
+            root_fd = open_root(self.store.root)
+        except OSError:
+            return {}
+        try:
+            nodes = nodes_at(root_fd, parts, names=self.store.names)
+        except OSError:
+            return {}
+        finally:
+            os.close(root_fd)
+        return {n.virtual: (n.ino, n.mtime_ns, n.ctime_ns, n.size)
+                for n in nodes if n.kind == "memory"}
+
+    def _compare_all(self) -> tuple[list[tuple[str, _Key]], list[str]]:
+        """Walk every file: the ones to (re)read with their fingerprints, and the ones gone.
+
+        The fingerprints are compared as arrays, so the only work per unchanged file is
+        its ``lstat`` and one lookup of its path.
+        """
+        try:
+            root_fd = open_root(self.store.root)
+        except OSError:
+            return [], list(self._slot_of)
+        try:
+            walked = memory_files(root_fd, self.store.names)
+        except OSError:
+            walked = []
+        finally:
+            os.close(root_fd)
+        n = len(walked)
+        virtuals = [v for v, _ in walked]
+        fp = np.array([(st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+                       for _, st in walked], dtype=np.int64).reshape(n, _FP_COLUMNS)
+        get = self._slot_of.get
+        slots = np.fromiter((get(v, -1) for v in virtuals), dtype=np.int64, count=n)
+        known = np.flatnonzero(slots >= 0)
+        same = np.zeros(n, dtype=bool)
+        same[known] = (self._fp[slots[known]] == fp[known]).all(axis=1)
+        todo = [(virtuals[i], (int(a), int(b), int(c), int(d)))
+                for i, (a, b, c, d) in zip(np.flatnonzero(~same).tolist(),
+                                           fp[~same].tolist(), strict=True)]
+        seen = np.zeros(len(self._paths), dtype=bool)
+        seen[slots[known]] = True
+        gone = np.flatnonzero(self._alive[: len(self._paths)] & ~seen)
+        return todo, [self._paths[s] for s in gone.tolist()]
+
+    def _indexed_under(self, virtual: str) -> list[str]:
+        """Indexed paths equal to ``virtual`` or below it."""
+        found = [virtual] if virtual in self._slot_of else []
+        prefix = virtual.rstrip("/") + "/"
+        lo, hi = self._main_range(prefix)
+        found += [p for p in self._paths[lo:hi] if self._slot_of.get(p) is not None]
+        found += [self._paths[s] for s in self._delta if self._paths[s].startswith(prefix)]
+        return found
+
+    def _drop(self, virtual: str) -> None:
+        slot = self._slot_of.pop(virtual)
+        self._alive[slot] = False
+        self._total_length -= int(self._lengths[slot])
+        self._delta.pop(slot, None)
+
+    def _add(self, virtual: str, key: _Key) -> None:
+        if virtual in self._slot_of:
+            self._drop(virtual)
+        text = _read(self.store, virtual)
+        terms = doc_terms(*self.tokenizer.counts(index_text(virtual, text)), self._vocab)
+        self.tokenized += 1
+        slot = len(self._paths)
+        self._paths.append(virtual)
+        if slot >= len(self._alive):
+            grow = max(64, len(self._alive))
+            self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
+            self._lengths = np.concatenate([self._lengths, np.zeros(grow, dtype=np.int64)])
+            self._fp = np.concatenate([self._fp, np.zeros((grow, _FP_COLUMNS), dtype=np.int64)])
+        self._fp[slot] = key
+        self._alive[slot] = True
+        self._lengths[slot] = terms.length
+        self._total_length += terms.length
+        self._slot_of[virtual] = slot
+        self._delta[slot] = terms
+        if self._delta_postings is not None:
+            _extend(self._delta_postings, slot, terms)
+
+    def _compact(self) -> None:
+        """Fold the delta into the segment: live files only, slots renumbered in path order."""
+        order = sorted(self._slot_of)
+        renumber = np.full(max(self._n_main, 1), -1, dtype=np.int32)
+        added: list[tuple[int, DocTerms]] = []
+        for new, virtual in enumerate(order):
+            old = self._slot_of[virtual]
+            if old < self._n_main:
+                renumber[old] = new
             else:
-                tokens = self.tokenizer(index_text(key.virtual, _read(self.store, key.virtual)))
-                counted = doc_terms(tokens, self._vocab)
-                self.tokenized += 1
-                self._unsaved += 1
-            terms[key.virtual] = (key, counted)
-            docs.append(counted)
-        self._terms = terms
-        self._paths = [k.virtual for k in keys]
-        self._matrix = TermMatrix(docs, len(self._vocab), self._k1, self._b)
-        self._keys = keys
-        self.builds += 1
-        if self.saved is not None and self._unsaved and (
-            self._unsaved >= _SAVE_AFTER or not self._file_ok
-        ):
+                added.append((new, self._delta[old]))
+        segment = merge(self._main, renumber[: self._n_main], added, len(self._vocab),
+                        len(order))
+        old_slots = np.array([self._slot_of[v] for v in order], dtype=np.int64)
+        self._install(order, self._fp[old_slots], self._lengths[old_slots], segment)
+        self._from_file = False
+        self.compactions += 1
+        if self.saved is not None:
             self._save(self.saved)
-        return True
+
+    def _install(self, paths: list[str], fp: Any, lengths: Any, segment: Segment) -> None:
+        n = len(paths)
+        self._main = segment
+        self._n_main = n
+        self._paths = list(paths)
+        self._fp = np.array(fp, dtype=np.int64).reshape(n, _FP_COLUMNS)
+        self._lengths = np.array(lengths, dtype=np.int64)
+        self._alive = np.ones(n, dtype=bool)
+        self._slot_of = {p: i for i, p in enumerate(paths)}
+        self._delta = {}
+        self._delta_postings = {}
+        self._total_length = int(self._lengths.sum())
+        self._checked = set()
+        self._idf_memo = {}
+
+    # -- saving --------------------------------------------------------------------
 
     def _save(self, target: Path) -> None:
-        """Write the term counts to ``target`` whole (temporary file, then rename)."""
-        entries = [self._terms[p] for p in self._paths]
-        meta = {
-            "format": _FORMAT,
-            "stemmer": self.tokenizer.stemmer,
-            "vocab": list(self._vocab),
-            "files": [[k.virtual, k.ino, k.mtime_ns, k.ctime_ns, k.size, d.length]
-                      for k, d in entries],
-        }
-        empty = np.zeros(0, dtype=np.int64)
-        header = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-        sizes = np.array([len(d.ids) for _, d in entries], dtype=np.int64)
-        # 32-bit on disk halves the file; ids and counts stay far below 2**31.
-        ids = (np.concatenate([d.ids for _, d in entries]) if entries else empty).astype(np.int32)
-        counts = (np.concatenate([d.counts for _, d in entries]) if entries else empty
-                  ).astype(np.int32)
+        """Write the compacted index to ``target`` whole (temporary file, then rename)."""
+        if self._main is None or self._delta:
+            return
+        fp = self._fp[: len(self._paths)]
+        saved = Saved(
+            stemmer=self.tokenizer.stemmer,
+            vocab=list(self._vocab),
+            paths=self._paths,
+            segment=self._main,
+            lengths=self._lengths,
+            ino=fp[:, 0],
+            mtime_ns=fp[:, 1],
+            ctime_ns=fp[:, 2],
+            size=fp[:, 3],
+        )
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(prefix=".bm25-", suffix=".part", dir=target.parent)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    np.savez(handle, meta=header, sizes=sizes, ids=ids, counts=counts)
-                os.replace(temp, target)
-            except BaseException:
-                os.unlink(temp)
-                raise
+            write_saved(target, saved)
         except OSError as exc:
             _log.warning("could not save the search index to %s (%s); it is rebuilt "
                          "in memory on each start", target, exc)
-            return
-        self._unsaved = 0
-        self._file_ok = True
 
     def _load(self, source: Path) -> None:
-        """Take the term counts saved in ``source``, or ignore it (with a warning) if unusable."""
+        """Take the index saved in ``source``, or ignore it (with a warning) if unusable."""
         try:
-            saved = _read_saved(source)
-            meta = json.loads(saved["meta"].tobytes().decode("utf-8"))
-            if not isinstance(meta, dict):
-                raise ValueError("its header is not a mapping")
-            sizes = saved["sizes"].astype(np.int64)
-            ids = saved["ids"].astype(np.int64)
-            counts = saved["counts"].astype(np.int64)
-            if meta.get("format") != _FORMAT or meta.get("stemmer") != self.tokenizer.stemmer:
-                return  # made by another version or tokenizer: replaced at the next save
-            vocab, files = meta["vocab"], meta["files"]
-            if not isinstance(files, list) or not isinstance(vocab, list) or not all(
-                    isinstance(term, str) for term in vocab):
-                raise ValueError("its header's vocab or files is not a list")
-            fits = (len(files) == len(sizes) and int(sizes.sum()) == len(ids) == len(counts)
-                    and (not len(sizes) or int(sizes.min()) >= 0))
-            if not fits or (len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(vocab))):
-                raise ValueError("its arrays do not fit together")
-            bounds = np.cumsum(sizes)[:-1]
-            terms: dict[str, tuple[_FileKey, DocTerms]] = {}
-            pieces = zip(np.split(ids, bounds), np.split(counts, bounds), strict=True) \
-                if files else iter(())
-            for (virtual, ino, mtime_ns, ctime_ns, size, length), (i, c) in zip(
-                    files, pieces, strict=True):
-                key = _FileKey(virtual, int(ino), int(mtime_ns), int(ctime_ns), int(size))
-                terms[virtual] = (key, DocTerms(i, c, int(length)))
-        except FileNotFoundError:
-            return
-        except (OSError, EOFError, ValueError, KeyError, TypeError, RecursionError,
-                zipfile.BadZipFile) as exc:
+            saved = read_saved(source, self.tokenizer.stemmer)
+        except (OSError, SavedIndexError) as exc:
             _log.warning("ignoring the saved search index %s (%s); rebuilding it", source, exc)
             return
-        self._vocab = {term: i for i, term in enumerate(vocab)}
-        self._terms = terms
-        self._file_ok = True
+        if saved is None:
+            return
+        self._vocab = {term: i for i, term in enumerate(saved.vocab)}
+        fp = np.stack([saved.ino, saved.mtime_ns, saved.ctime_ns, saved.size], axis=1)
+        self._install(saved.paths, fp, saved.lengths, saved.segment)
+        self._from_file = True
+
+    # -- answering -----------------------------------------------------------------
+
+    def _main_range(self, prefix: str) -> tuple[int, int]:
+        """The compacted slots whose paths start with ``prefix`` (which ends in '/')."""
+        paths = self._paths
+        lo = bisect.bisect_left(paths, prefix, 0, self._n_main)
+        hi = bisect.bisect_left(paths, prefix[:-1] + chr(ord("/") + 1), lo, self._n_main)
+        return lo, hi
+
+    def _postings(self, term: int) -> tuple[Any, Any]:
+        """The live slots holding ``term`` and its counts there (segment, then delta)."""
+        slots, counts = self._main.postings(term) if self._main is not None else (_NONE, _NONE)
+        if self._from_file and term not in self._checked:
+            check_postings(slots, counts, self._n_main)
+            self._checked.add(term)
+        if len(slots) and self._n_main > len(self._slot_of) - len(self._delta):
+            keep = self._alive[slots]  # some compacted files were changed or removed
+            slots, counts = slots[keep], counts[keep]
+        if self._delta_postings is None:
+            self._delta_postings = {}
+            for slot, terms in self._delta.items():
+                _extend(self._delta_postings, slot, terms)
+        extra = self._delta_postings.get(term)
+        if extra is not None:
+            more = np.array(extra[0], dtype=np.int32)
+            more_counts = np.array(extra[1], dtype=np.int32)
+            keep = self._alive[more]
+            slots = np.concatenate([slots, more[keep]])
+            counts = np.concatenate([counts.astype(np.int32), more_counts[keep]])
+        return slots, counts
 
     def search(self, query: str | Sequence[str], k: int, under: str = ROOT) -> list[Hit]:
         """The ``k`` best files for ``query`` at or below ``under``, best first.
@@ -345,26 +537,62 @@ class FileIndex:
             under: A folder (virtual path) that limits the search.
         """
         with self._lock:
-            if self._matrix is None:
-                return []
-            terms = self.tokenizer(query) if isinstance(query, str) else list(query)
-            ids = [self._vocab[t] for t in dict.fromkeys(terms) if t in self._vocab]
-            scores = self._matrix.scores(ids)
-            if under != ROOT:
-                prefix = under.rstrip("/") + "/"
-                mask = np.fromiter(
-                    (p.startswith(prefix) for p in self._paths), dtype=bool, count=len(self._paths)
-                )
-                scores = np.where(mask, scores, 0.0)
-            return _top(scores, self._paths, k)
+            try:
+                return self._search(query, k, under)
+            except SavedIndexError as exc:
+                self._distrust(exc)
+                return self._search(query, k, under)
+
+    def _distrust(self, problem: SavedIndexError) -> None:
+        """Drop an index read from a damaged file and build it again from the files."""
+        _log.warning("ignoring the saved search index %s (%s); rebuilding it",
+                     self.saved, problem)
+        self._reset()
+        if self._feed is not None:  # a new feed: its first poll says "everything"
+            self._feed.close()
+            self._feed = ChangeFeed(self.store.root)
+        self._refresh()
+
+    def _search(self, query: str | Sequence[str], k: int, under: str) -> list[Hit]:
+        n_live = len(self._slot_of)
+        if not n_live:
+            return []
+        terms = self.tokenizer(query) if isinstance(query, str) else list(query)
+        ids = [self._vocab[t] for t in dict.fromkeys(terms) if t in self._vocab]
+        n_slots = len(self._paths)
+        avg = self._total_length / n_live if self._total_length > 0 else 1.0
+        scores = score_terms([self._postings(t) for t in ids], self._lengths, n_live,
+                             avg, n_slots, self._k1, self._b)
+        if under != ROOT:
+            prefix = under.rstrip("/") + "/"
+            mask = np.zeros(n_slots, dtype=bool)
+            lo, hi = self._main_range(prefix)
+            mask[lo:hi] = True
+            for slot in self._delta:
+                mask[slot] = self._paths[slot].startswith(prefix)
+            scores = np.where(mask, scores, 0.0)
+        return _top(scores, self._paths, k)
 
     def idf(self, term: str) -> float:
         """A term's inverse document frequency (0 for a term no file contains)."""
+        with self._lock:
+            try:
+                return self._idf(term)
+            except SavedIndexError as exc:
+                self._distrust(exc)
+                return self._idf(term)
+
+    def _idf(self, term: str) -> float:
+        found = self._idf_memo.get(term)
+        if found is not None:
+            return found
         i = self._vocab.get(term)
-        matrix = self._matrix
-        if i is None or matrix is None or i >= len(matrix.df) or matrix.df[i] == 0:
+        if i is None:
             return 0.0
-        return float(matrix.idf[i])
+        df = len(self._postings(i)[0])
+        n = len(self._slot_of)
+        found = self._idf_memo[term] = float(np.log1p((n - df + 0.5) / (df + 0.5))) if df else 0.0
+        return found
 
     def best_lines(self, text: str, query: str, limit: int = 3) -> list[LineMatch]:
         """The lines of ``text`` that share the most (rarest) terms with ``query``.
@@ -396,14 +624,26 @@ class FileIndex:
         return [LineMatch(number, line) for _, number, line in chosen]
 
 
+_NONE: Final = np.zeros(0, dtype=np.int32)
+_STOPWORDS: Final = _english_stopwords()
+
+
+def _extend(postings: dict[int, tuple[list[int], list[int]]], slot: int, terms: DocTerms) -> None:
+    for term, count in zip(terms.ids.tolist(), terms.counts.tolist(), strict=True):
+        entry = postings.setdefault(term, ([], []))
+        entry[0].append(slot)
+        entry[1].append(count)
+
+
 def _top(scores: np.ndarray[Any, Any], paths: list[str], k: int) -> list[Hit]:
     positive = np.flatnonzero(scores > 0)
     if positive.size == 0:
         return []
     if positive.size > k:
-        part = np.argpartition(-scores[positive], k - 1)[:k]
-        positive = positive[part]
-    order = sorted(positive.tolist(), key=lambda i: (-float(scores[i]), i))
+        # Keep every file tied with the k-th best, so ties break by path below.
+        kth = -np.partition(-scores[positive], k - 1)[k - 1]
+        positive = positive[scores[positive] >= kth]
+    order = sorted(positive.tolist(), key=lambda i: (-float(scores[i]), paths[i]))[:k]
     return [Hit(paths[i], float(scores[i])) for i in order]
 
 
@@ -418,55 +658,6 @@ _INDEXES: OrderedDict[Path, FileIndex] = OrderedDict()
 _INDEXES_LOCK = threading.Lock()
 
 
-_ARRAYS: Final = ("meta", "sizes", "ids", "counts")
-
-
-def _read_saved(source: Path) -> dict[str, np.ndarray]:
-    """The four arrays of a saved index, each checked against the bytes holding it first.
-
-    The index is saved uncompressed (``np.savez``), so none of its arrays can unpack to
-    more bytes than the whole file has, and each array's header must ask for no more
-    than its own bytes hold: a crafted file (a deflate bomb, a header claiming a
-    billion entries) is refused before any memory is given to it, where ``np.load``
-    would allocate what the header asks and then read.
-
-    Raises:
-        ValueError: An array is missing, unpacks past the file's size, is not a flat
-            array of integers, or its header asks for more than its bytes hold.
-        zipfile.BadZipFile: The file is not a zip archive.
-    """
-    limit = source.stat().st_size
-    arrays: dict[str, np.ndarray] = {}
-    with zipfile.ZipFile(source) as archive:
-        for name in _ARRAYS:
-            try:
-                info = archive.getinfo(name + ".npy")
-            except KeyError:
-                raise ValueError(f"it has no {name} array") from None
-            if info.file_size > limit:
-                raise ValueError(f"its {name} array unpacks to {info.file_size:,} bytes, "
-                                 f"more than the file's {limit:,}")
-            with archive.open(info) as member:
-                version = np.lib.format.read_magic(member)
-                if version == (1, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_1_0(member)
-                elif version == (2, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_2_0(member)
-                else:
-                    raise ValueError(f"its {name} array has format {version}, not 1.0 or 2.0")
-                if len(shape) != 1 or dtype.kind not in "iu":
-                    raise ValueError(f"its {name} array is not a flat array of integers")
-                need = shape[0] * dtype.itemsize
-                if need > info.file_size:
-                    raise ValueError(f"its {name} array asks for {need:,} bytes and holds "
-                                     f"{info.file_size:,}")
-                data = member.read(need)
-            if len(data) != need:
-                raise ValueError(f"its {name} array is cut short")
-            arrays[name] = np.frombuffer(data, dtype=dtype)
-    return arrays
-
-
 def index_for(store: Store) -> FileIndex:
     """The shared index of a store's root (one per root, the last few roots kept)."""
     with _INDEXES_LOCK:
@@ -475,6 +666,6 @@ def index_for(store: Store) -> FileIndex:
             index = FileIndex(store, saved=store.root / STATE_DIR / INDEX_FILE)
             _INDEXES[store.root] = index
             while len(_INDEXES) > _CACHED_STORES:
-                _INDEXES.popitem(last=False)
+                _INDEXES.popitem(last=False)[1].close()
         _INDEXES.move_to_end(store.root)
         return index

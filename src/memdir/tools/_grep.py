@@ -101,8 +101,9 @@ def _bounded(rx: regex.Pattern[str]) -> _Search:
 def _memory_files(store: Store, path: str) -> Iterator[tuple[str, bytes | None]]:
     """Each memory file at or below ``path``, sorted, with its bytes.
 
-    The store's own walk decides which files are memory files. A file that
-    vanished since the walk (the listing is a snapshot) comes with None.
+    The store's own walk decides which files are memory files; they come from the
+    store's text cache (:mod:`memdir.tools._textcache`), kept in step with the files
+    through the change feed. A file that vanished meanwhile comes with None.
     """
     target = store.resolve(path)
     kind = store.kind(target.virtual)
@@ -115,10 +116,9 @@ def _memory_files(store: Store, path: str) -> Iterator[tuple[str, bytes | None]]
         return
     if kind != "dir":
         raise StoreError(f"{target.virtual} does not exist. View {ROOT} to see the store.")
-    nodes = sorted((n for n in store.tree(target.virtual) if n.kind == "memory"),
-                   key=lambda n: n.virtual)
-    for node, data in store.read_nodes(nodes):
-        yield node.virtual, data
+    from memdir.tools._textcache import cache_for
+
+    yield from cache_for(store).files(target.virtual)
 
 
 def _text(data: bytes) -> str:
@@ -146,7 +146,7 @@ def _may_match(data: bytes, plan: _Plan) -> bool:
     if needles is None:
         return True
     if plan.folded:
-        if any(special in data for special in _FOLDING_BYTES):
+        if not data.isascii() and any(special in data for special in _FOLDING_BYTES):
             return True
         data = data.lower()  # ASCII letters only, like the literals
     if len(needles) == 1:
@@ -260,13 +260,28 @@ def _scan(
 ) -> Iterator[tuple[str, list[tuple[int, str]]]]:
     search = _bounded(_compile(pattern, ignore_case))
     plan = _plan(pattern, ignore_case)
-    for virtual, data in _memory_files(store, path):
+    files = list(_memory_files(store, path))
+    for start in range(0, len(files), _BATCH):
         remaining()  # the deadline holds between files too
-        if data is None or not _may_match(data, plan):
-            continue
-        hits = _file_hits(search, _text(data), plan)
-        if hits:
-            yield virtual, hits
+        for virtual, data in _candidates(files[start : start + _BATCH], plan):
+            hits = _file_hits(search, _text(data), plan)
+            if hits:
+                yield virtual, hits
+
+
+_BATCH = 2048
+"""Files sifted between two checks of the deadline."""
+
+
+def _candidates(
+    files: list[tuple[str, bytes | None]], plan: _Plan
+) -> list[tuple[str, bytes]]:
+    """The files that may hold a match (see :func:`_may_match`), in one pass."""
+    needles = plan.needles
+    if needles is not None and len(needles) == 1 and not plan.folded:
+        needle = needles[0]  # the common case: one C-level scan per file, no call
+        return [(v, d) for v, d in files if d is not None and needle in d]
+    return [(v, d) for v, d in files if d is not None and _may_match(d, plan)]
 
 
 def grep_store(

@@ -1,0 +1,106 @@
+"""Scale-benchmark probes that run inside one process of the version under test.
+
+- ``snapshots STORE SAMPLE N``: one :class:`~memdir.store.history.History` object
+  takes a first snapshot, then N more, each after one file (``SAMPLE``, an agent
+  path) was replaced atomically, as a build or a skills run snapshots each unit.
+  Prints JSON: the median seconds and CPU seconds (this process and its git
+  children) of those N snapshots.
+- ``serve-set STORE SET PORT``: serve the named tool set over streamable HTTP on
+  the loopback port with memdir's own server functions (``build_server``,
+  ``run_http``; the token from ``MEMDIR_MCP_TOKEN``), as ``memdir serve --set SET``
+  does: for a version whose ``memdir serve`` has no ``--set`` (main before it).
+- ``make-history STORE STEPS SEED``: give a store a history of STEPS snapshots,
+  each after one to four seeded edits (an appended line, written through the
+  store), for the history table and verify rows. Prints the seconds it took.
+
+Run: ``python benchmarks/_scale_probes.py PROBE ARGS...`` with the version's code on
+``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def snapshots(root: Path, sample: str, n: int) -> dict[str, float]:
+    """Median seconds and CPU seconds of ``n`` snapshots after one change each."""
+    from memdir.store import Store
+    from memdir.store.history import History
+
+    history = History(Store(root))
+    history.snapshot("probe: first")
+    target = root / sample.removeprefix("/memories/")
+    seconds: list[float] = []
+    cpu: list[float] = []
+    for k in range(n):
+        text = target.read_text(encoding="utf-8") + f"\nA change noted at {time.time_ns()}.\n"
+        temp = target.with_name(target.name + ".bench-tmp")
+        temp.write_text(text, encoding="utf-8")
+        os.replace(temp, target)
+        start, used = time.perf_counter(), _cpu()
+        history.snapshot(f"probe: change {k}")
+        seconds.append(time.perf_counter() - start)
+        cpu.append(_cpu() - used)
+    return {"seconds": statistics.median(seconds), "cpu": statistics.median(cpu), "runs": n}
+
+
+def make_history(root: Path, steps: int, seed: int) -> dict[str, float]:
+    """Snapshot ``root`` ``steps`` times, one to four seeded edits before each but the first."""
+    from memdir.store import Store
+    from memdir.store.history import History
+
+    start = time.perf_counter()
+    store = Store(root)
+    history = History(store)
+    history.init()
+    rng = random.Random(seed)
+    paths = sorted(n.virtual for n in store.tree() if n.kind == "memory")
+    history.snapshot("step 0")
+    for i in range(1, steps):
+        for _ in range(rng.randint(1, 4)):
+            path = rng.choice(paths)
+            store.write(path, store.read(path) + f"\nnote {i}\n")
+        history.snapshot(f"step {i}")
+        if i % 100 == 0:
+            print(f"  history step {i}/{steps}", file=sys.stderr, flush=True)
+    return {"seconds": time.perf_counter() - start, "steps": steps}
+
+
+def serve_set(root: Path, name: str, port: int) -> None:
+    """Serve tool set ``name`` of the store at ``root`` until killed."""
+    from memdir.server import build_server, run_http
+    from memdir.store import Store
+    from memdir.tools import make_toolset
+
+    toolset = make_toolset(name, Store(root, sweep_now=False))
+    run_http(build_server(toolset), host="127.0.0.1", port=port,
+             token=os.environ.get("MEMDIR_MCP_TOKEN"))
+
+
+def main() -> None:
+    probe, *args = sys.argv[1:]
+    if probe == "serve-set":
+        serve_set(Path(args[0]), args[1], int(args[2]))
+        return
+    if probe == "snapshots":
+        out = snapshots(Path(args[0]), args[1], int(args[2]))
+    elif probe == "make-history":
+        out = make_history(Path(args[0]), int(args[1]), int(args[2]))
+    else:
+        raise SystemExit(f"unknown probe {probe!r}: snapshots or make-history")
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""The bytes of a store's memory files, held in memory and kept in step through its change feed.
+
+``grep`` reads every file of the folder it searches on each call; a process that
+searches one store again and again (``memdir serve``, an agent's loop, a study
+cell) keeps the files here instead, so a search costs the scan of bytes already
+in memory, not a walk and a read of each file. The store's change feed
+(:mod:`memdir.store._feed`) names what changed before each use, and only those
+files are read again, so a change made by anyone before a search is seen by it.
+Where the feed is not live, every use walks the files and re-reads those whose
+fingerprint (inode, size, modification and change times) moved.
+
+Memory is bounded: files are kept until :data:`CACHE_BYTES` are held; the
+rest are read from disk at each use. The cache is derived state: dropping it
+changes nothing but speed.
+
+Costs: each use grows with the changes since the last one (a walk of every file
+without a live feed, and for the first two uses: the feed watches from the second
+on, so a process that greps once pays no watch per folder), plus the reads of files
+beyond the bound.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Final
+
+from memdir.store import ROOT, Store
+from memdir.store._feed import ChangeFeed
+from memdir.store._paths import open_dir, open_root, posix_parts, read_at, to_virtual
+from memdir.store._tree import memory_files, nodes_at
+
+__all__ = ["CACHE_BYTES", "TextCache", "cache_for"]
+
+CACHE_BYTES: Final = 512 * 1024 * 1024
+"""Most file bytes one store's cache holds in memory."""
+_CACHED_STORES: Final = 4
+
+_Key = tuple[int, int, int, int]
+
+
+class TextCache:
+    """Every memory file of one store, in path order, with its bytes.
+
+    Thread-safe.
+
+    Args:
+        store: The store.
+        limit: Most bytes held in memory; files past it are read at each use.
+    """
+
+    def __init__(self, store: Store, *, limit: int = CACHE_BYTES) -> None:
+        self.store = store
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._feed = ChangeFeed(store.root, lazy=True)
+        self._order: list[str] = []
+        self._keys: dict[str, _Key] = {}
+        self._data: dict[str, bytes] = {}
+        self._held = 0
+        self.reads = 0
+        """Files read from disk by this cache (for the tests and the benchmark)."""
+
+    @property
+    def live(self) -> bool:
+        """Whether changes come from a live feed."""
+        return self._feed.live
+
+    def close(self) -> None:
+        """Stop following the files."""
+        self._feed.close()
+
+    def files(self, under: str = ROOT) -> list[tuple[str, bytes | None]]:
+        """Each memory file at or below the folder ``under``, sorted by path, with its bytes.
+
+        A file that vanished meanwhile comes with None.
+        """
+        with self._lock:
+            self._refresh()
+            prefix = under.rstrip("/") + "/"
+            lo = bisect.bisect_left(self._order, prefix)
+            hi = bisect.bisect_left(self._order, prefix[:-1] + chr(ord("/") + 1), lo)
+            wanted = self._order[lo:hi]
+            held = [(v, self._data.get(v)) for v in wanted]
+        return [(v, data if data is not None else self._read(v)) for v, data in held]
+
+    # -- inside ------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        changes = self._feed.poll()
+        if changes.none:
+            return
+        if changes.everything:
+            found = self._walk(())
+            stale = set(self._keys)
+        else:
+            found, stale = {}, set()
+            for parts in changes.paths:
+                found.update(self._walk(parts))
+                virtual = to_virtual(parts)
+                prefix = virtual + "/"
+                lo = bisect.bisect_left(self._order, prefix)
+                hi = bisect.bisect_left(self._order, virtual + chr(ord("/") + 1), lo)
+                stale.update(self._order[lo:hi])
+                if virtual in self._keys:
+                    stale.add(virtual)
+        for virtual in stale - found.keys():
+            self._forget(virtual)
+        for virtual, key in found.items():
+            if self._keys.get(virtual) != key:
+                self._take(virtual, key)
+
+    def _walk(self, parts: tuple[str, ...]) -> dict[str, _Key]:
+        root_fd = open_root(self.store.root)
+        try:
+            if not parts:
+                return {v: (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+                        for v, st in memory_files(root_fd, self.store.names)}
+            return {n.virtual: (n.ino, n.mtime_ns, n.ctime_ns, n.size)
+                    for n in nodes_at(root_fd, parts, names=self.store.names)
+                    if n.kind == "memory"}
+        finally:
+            os.close(root_fd)
+
+    def _forget(self, virtual: str) -> None:
+        del self._keys[virtual]
+        data = self._data.pop(virtual, None)
+        if data is not None:
+            self._held -= len(data)
+        i = bisect.bisect_left(self._order, virtual)
+        if i < len(self._order) and self._order[i] == virtual:
+            del self._order[i]
+
+    def _take(self, virtual: str, key: _Key) -> None:
+        if virtual in self._keys:
+            self._forget(virtual)
+        self._keys[virtual] = key
+        bisect.insort(self._order, virtual)
+        if self._held + key[3] <= self.limit:
+            data = self._read(virtual)
+            if data is not None:
+                self._data[virtual] = data
+                self._held += len(data)
+
+    def _read(self, virtual: str) -> bytes | None:
+        """A file's bytes through the store's handles (no link followed); None if gone."""
+        parts = posix_parts(virtual)
+        self.reads += 1
+        try:
+            root_fd = open_root(self.store.root)
+            try:
+                fd = open_dir(root_fd, parts[:-1])
+                try:
+                    return read_at(fd, parts[-1])
+                finally:
+                    os.close(fd)
+            finally:
+                os.close(root_fd)
+        except OSError:
+            return None
+
+
+_CACHES: OrderedDict[Path, TextCache] = OrderedDict()
+_CACHES_LOCK = threading.Lock()
+
+
+def cache_for(store: Store) -> TextCache:
+    """The shared cache of a store's root (one per root, the last few roots kept)."""
+    with _CACHES_LOCK:
+        cache = _CACHES.get(store.root)
+        if cache is None:
+            cache = TextCache(store)
+            _CACHES[store.root] = cache
+            while len(_CACHES) > _CACHED_STORES:
+                _CACHES.popitem(last=False)[1].close()
+        _CACHES.move_to_end(store.root)
+        return cache
