@@ -158,6 +158,10 @@ def test_an_edit_in_place_in_the_second_of_the_last_change_is_recorded(store: St
     old = os.stat(path).st_mtime_ns - 100 * 10**9
     os.utime(path, ns=(old, old))  # older than the index: git does not call it racy
     history.snapshot("one")
+    assert history._feed is not None
+    if not history._feed.live:
+        history.close()
+        pytest.skip("no inotify here: snapshots stage the whole tree, as git add does")
     for attempt in range(20):
         word = f"zirc{attempt:03d}"
         before = os.stat(path)

@@ -4,15 +4,10 @@ stale, ignored when damaged, whole under concurrent readers, never visible to ag
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import logging
 import os
-import subprocess
-import sys
 import threading
-import tracemalloc
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -93,8 +88,9 @@ def _edit_in_place_keeping_size_and_mtime(path: Path, old: bytes, new: bytes) ->
 def test_an_edit_in_place_with_size_and_mtime_put_back_is_seen(filled: Store,
                                                                restart: bool) -> None:
     # Issue 19, item 10: the index keyed files on inode, mtime and size only, so both
-    # the running index and a new process's saved counts kept the old words.
-    index = FileIndex(filled, saved=_saved(filled), rescan_seconds=0.0)
+    # the running index and a new process's saved counts kept the old words. (The
+    # crafted-file tests of the old zip format went with it: see the .bin ones below.)
+    index = FileIndex(filled, saved=_saved(filled))
     index.refresh()
     index.search(QUERY, 5)
     _edit_in_place_keeping_size_and_mtime(filled.root / "bob.md", b"trombone", b"zucchini")
@@ -129,113 +125,6 @@ def test_a_damaged_file_is_ignored_with_a_warning_and_replaced(
     assert index.tokenized == 42 and hits == _memory_only(filled)
     assert any("ignoring the saved search index" in r.getMessage() for r in caplog.records)
     assert FileIndex(filled, saved=path).refresh() and _first_search(filled)[0].tokenized == 0
-
-
-def _rewrite_members(path: Path, members: dict[str, bytes], deflate: bool = False) -> None:
-    """The saved archive with some of its ``.npy`` members replaced by ``members``."""
-    with zipfile.ZipFile(path) as old:
-        kept = {name: old.read(name) for name in old.namelist()}
-    kept.update(members)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
-                         ) as new:
-        for name, data in kept.items():
-            new.writestr(name, data)
-
-
-def _npy(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, array)
-    return buffer.getvalue()
-
-
-def _meta(obj: object) -> bytes:
-    return _npy(np.frombuffer(json.dumps(obj).encode(), dtype=np.uint8))
-
-
-def _real_meta(path: Path) -> dict[str, object]:
-    with np.load(path) as saved:
-        return dict(json.loads(saved["meta"].tobytes()))
-
-
-@pytest.mark.parametrize("craft", ["meta-a-list", "meta-a-number", "vocab-a-number",
-                                   "meta-nested-100k-deep"])
-def test_a_crafted_header_is_ignored_with_a_warning(
-    filled: Store, craft: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    # Issue 19, item 9: a header that is valid JSON of another shape made every new
-    # process's first ranked search raise (AttributeError, RecursionError) instead.
-    _first_search(filled)
-    path = _saved(filled)
-    real = _real_meta(path)
-    members = {
-        "meta-a-list": {"meta.npy": _meta([1])},
-        "meta-a-number": {"meta.npy": _meta(5)},
-        "vocab-a-number": {"meta.npy": _meta({**real, "vocab": 3})},
-        "meta-nested-100k-deep": {"meta.npy": _npy(np.frombuffer(
-            b"[" * 100_000 + b"]" * 100_000, dtype=np.uint8))},
-    }[craft]
-    _rewrite_members(path, members)
-    with caplog.at_level(logging.WARNING, logger="memdir.tools._bm25index"):
-        index, hits = _first_search(filled)
-    assert index.tokenized == 42 and hits == _memory_only(filled)
-    assert any("ignoring the saved search index" in r.getMessage() for r in caplog.records)
-
-
-def test_a_deflate_bomb_is_refused_before_it_is_unpacked(
-    filled: Store, caplog: pytest.LogCaptureFixture
-) -> None:
-    # The index is saved uncompressed, so a member unpacking past the file's own size is
-    # not one memdir wrote; np.load would give it the memory its header asks for.
-    _first_search(filled)
-    path = _saved(filled)
-    zeros = 64 * 2**20
-    bomb = _npy_header(zeros // 4) + bytes(zeros)
-    _rewrite_members(path, {"ids.npy": bomb}, deflate=True)
-    assert path.stat().st_size < 2**20
-    tracemalloc.start()
-    try:
-        with caplog.at_level(logging.WARNING, logger="memdir.tools._bm25index"):
-            index, hits = _first_search(filled)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < 16 * 2**20, peak
-    assert index.tokenized == 42 and hits == _memory_only(filled)
-    assert any("unpacks to" in r.getMessage() for r in caplog.records)
-
-
-def _npy_header(count: int) -> bytes:
-    """A version 1.0 ``.npy`` header for ``count`` int32 values, padded as numpy pads it."""
-    text = f"{{'descr': '<i4', 'fortran_order': False, 'shape': ({count},), }}".encode()
-    text = text.ljust(128 - 10 - 1) + b"\n"
-    return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text
-
-
-_CLAIM = """
-import resource, sys, zipfile
-from pathlib import Path
-resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-from memdir.store import Store
-from memdir.tools._bm25index import FileIndex
-root, saved = Path(sys.argv[1]), Path(sys.argv[2])
-index = FileIndex(Store(root), saved=saved)
-index.refresh()
-print(index.tokenized, [h.path for h in index.search("trombone", 5)])
-"""
-
-
-def test_a_header_claiming_a_billion_entries_is_refused_under_a_memory_cap(
-    filled: Store,
-) -> None:
-    # A stored member of 136 bytes whose header asks for 4 GB: np.load allocated that
-    # before reading, so under a 1 GiB address space the first search raised MemoryError.
-    _first_search(filled)
-    path = _saved(filled)
-    _rewrite_members(path, {"ids.npy": _npy_header(1_000_000_000) + bytes(8)})
-    done = subprocess.run([sys.executable, "-c", _CLAIM, str(filled.root), str(path)],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-800:]
-    assert done.stdout.split() == ["42", "['/memories/bob.md']"]
 
 
 def test_readers_never_see_a_half_written_file(
@@ -274,9 +163,7 @@ def test_the_saved_index_is_invisible_to_the_tools(filled: Store) -> None:
 
 def _crafted(store: Store, how: str) -> None:
     """Replace the saved index with one an attacker made from it."""
-    import json
 
-    import numpy as np
 
     from memdir.tools._bm25file import Saved, read_saved, write_saved
     from memdir.tools._bm25matrix import Segment
