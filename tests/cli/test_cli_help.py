@@ -78,7 +78,10 @@ def test_importing_the_tools_loads_no_ranked_index() -> None:
     assert not _loaded_after("from memdir.tools import bm25_set") & set(HEAVY)
     built = ("import tempfile\nfrom memdir.store import Store\nfrom memdir.tools import bm25_set\n"
              "bm25_set(Store(tempfile.mkdtemp(), create=True))")
-    assert {"bm25s", "numpy"} <= _loaded_after(built)
+    loaded = _loaded_after(built)
+    # numpy loads with the set; bm25s (and the scipy it imports) does not even then: its
+    # stopword list is read from its file, and scoring is memdir's own.
+    assert "numpy" in loaded and "bm25s" not in loaded
 
 
 def test_a_grep_loads_neither_agents_nor_the_ranked_index(sample_dir: object) -> None:
