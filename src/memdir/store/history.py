@@ -70,6 +70,10 @@ _ATTRIBUTES: Final = (
     "* -text !eol !filter !ident !working-tree-encoding !export-subst !export-ignore",
 )
 _FILE_MODES: Final = frozenset({"100644", "100755"})
+_STATE_SPECS: Final = (f":(top){STATE_DIR}", ":(top,glob)**/.tmp-*.part")
+"""What :data:`_PATHSPEC` leaves out, as pathspecs that match it (for ``git rm --cached``)."""
+_ADD_CHUNK: Final = 256
+"""Paths per ``git add`` command (each at most 1,024 bytes: well under the argument limit)."""
 """Entries of a snapshot that are store files; links (120000) are not part of a store."""
 _SEP: Final = "\x1f"
 
@@ -324,14 +328,24 @@ class History:
                       "--pathspec-from-file=-", "--pathspec-file-nul",
                       input=_pathspecs(gone))
         if folders:
-            self._git("add", "--all", "--force", "--pathspec-from-file=-",
-                      "--pathspec-file-nul", input=_pathspecs(folders, _PATHSPEC[2:]))
+            self._add_paths(folders)
         try:
             self._stage_files(files, links)
         except HistoryError:  # a file gone, or a folder on the way made a link, meanwhile
-            self._git("add", "--all", "--force", "--pathspec-from-file=-",
-                      "--pathspec-file-nul",
-                      input=_pathspecs([*(p for p, _ in files), *links], _PATHSPEC[2:]))
+            self._add_paths([*(p for p, _ in files), *links])
+
+    def _add_paths(self, paths: list[str]) -> None:
+        """``git add --all`` of ``paths`` (and all below them), then memdir's own files out.
+
+        The exclude pathspecs of a whole-tree add are not given here: with one of them,
+        git 2.39 skips the files of a folder it has no entry under yet (a file that
+        became a folder, ``.hidden/e.md``, had its files never recorded). memdir's
+        state and temporary files are taken out of the index afterwards instead.
+        """
+        for start in range(0, len(paths), _ADD_CHUNK):
+            chunk = paths[start : start + _ADD_CHUNK]
+            self._git("add", "--all", "--force", "--", *(f":(literal,top){p}" for p in chunk))
+        self._git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *_STATE_SPECS)
 
     def _stage_files(self, files: list[tuple[str, int]], links: list[str]) -> None:
         """Stage named regular files (path, mode) and links, reading nothing else.
