@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
-import time
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -35,37 +37,19 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-class GitDaemon:
-    """``git daemon`` serving one folder of bare repositories on 127.0.0.1, pushes allowed."""
+def _bench_replicas() -> ModuleType:
+    """benchmarks/replicas.py, loaded under a name of its own (not this package's)."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "replicas.py"
+    spec = importlib.util.spec_from_file_location("memdir_bench_replicas", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while made
+    spec.loader.exec_module(module)
+    return module
 
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
 
-    def url(self, name: str) -> str:
-        return f"git://127.0.0.1:{self.port}/{name}"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-             "--listen=127.0.0.1", f"--port={self.port}", f"--base-path={self.base}",
-             str(self.base)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError("git daemon did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-            self.proc = None
+GitDaemon = _bench_replicas().Daemon
+"""``git daemon`` on 127.0.0.1 with pushes allowed: the simulation's own, so both agree."""
 
 
 @pytest.fixture
