@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from memdir.server import (
     TENANT_TOOLSETS,
+    TenantIndex,
     TenantsError,
     add_tenant,
     load_tenants,
@@ -98,7 +99,8 @@ def site(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Site]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
-    app = tenants_app(load_tenants(made.file), made.stores, host="127.0.0.1", port=port,
+    # Through the index a server keeps of the file, as `memdir serve --tenants` reads it.
+    app = tenants_app(TenantIndex(made.file), made.stores, host="127.0.0.1", port=port,
                       **cache)
     made.app = app
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",

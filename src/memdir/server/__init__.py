@@ -11,6 +11,7 @@ from memdir.server._tenant_app import TenantToolSet, run_tenants, tenant_toolset
 from memdir.server._tenants import (
     TENANT_TOOLSETS,
     Tenant,
+    TenantIndex,
     TenantsError,
     add_tenant,
     hash_token,
@@ -36,6 +37,7 @@ __all__ = [
     "BearerTokenGate",
     "LoopbackError",
     "Tenant",
+    "TenantIndex",
     "TenantToolSet",
     "TenantsError",
     "add_tenant",
