@@ -189,6 +189,7 @@ class Replica:
         self._name = name
         self._seen = store.generation
         self._ready = False
+        self._config_cache: tuple[tuple[int, ...], dict[str, str]] | None = None
 
     def __repr__(self) -> str:
         return f"Replica({str(self.root)!r})"
@@ -263,9 +264,20 @@ class Replica:
         return config
 
     def _config(self) -> dict[str, str]:
+        """The repository's own configuration, read by git again only once its file changed."""
+        try:
+            st = os.stat(self.root / ".git" / "config")
+            seen: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            seen = None
+        if seen is not None and self._config_cache is not None and \
+                self._config_cache[0] == seen:
+            return dict(self._config_cache[1])
         raw = self.history._git("config", "--local", "-z", "--list", check=False)
         pairs = (item.partition("\n") for item in raw.decode("utf-8", "replace").split("\0"))
-        return {key: value for key, _, value in pairs if key}
+        found = {key: value for key, _, value in pairs if key}
+        self._config_cache = None if seen is None else (seen, found)
+        return dict(found)
 
     @property
     def name(self) -> str:
@@ -520,9 +532,9 @@ class Replica:
                 now, made = self._record(head, writers, None, name)
                 if made is not None:
                     return made
-            old_tree, new_tree = self._trees(head, target)
             try:
-                applied = apply_trees(self.history, old_tree or EMPTY_TREE, new_tree)
+                # Commits name their trees: diff-tree reads them without a rev-parse first.
+                applied = apply_trees(self.history, head or EMPTY_TREE, target)
             except MovedError:
                 # Written behind the lock's back: record it, merge it next round.
                 now, made = self._record(head, writers, None, name)
@@ -566,11 +578,6 @@ class Replica:
         commit = made or self.history._git("commit-tree", tree, "-p", head, "-p", remote,
                                            "-m", message).decode().strip()
         return commit, kept
-
-    def _trees(self, head: str | None, target: str) -> tuple[str | None, str]:
-        specs = [f"{c}^{{tree}}" for c in (head, target) if c is not None]
-        trees = self.history._git("rev-parse", *specs).decode().split()
-        return (trees[0] if head is not None else None), trees[-1]
 
     # -- git helpers -------------------------------------------------------------------
 
