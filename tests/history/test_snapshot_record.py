@@ -52,7 +52,7 @@ def test_a_new_process_records_an_in_place_edit_git_alone_misses(store: Store) -
     for attempt in range(20):
         word = f"zr{attempt:03d}".encode()
         path.chmod(os.stat(path).st_mode ^ 0o100)
-        _cli_snapshot(store.root, f"mode {attempt}")
+        History(store).snapshot(f"mode {attempt}")  # in process: quick, the same second
         changed = os.stat(path).st_ctime_ns
         _in_place(path, word)
         _cli_snapshot(store.root, f"edit {attempt}")

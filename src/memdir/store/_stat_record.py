@@ -50,11 +50,9 @@ Record = dict[bytes, bytes]
 
 @dataclass(frozen=True, slots=True)
 class Walk:
-    """One walk of the store: each file and link with its key, and what kind each is."""
+    """One walk of the store: each file and link (and FIFO, socket, device) with its key."""
 
     keys: Record
-    links: frozenset[bytes]
-    """The entries of ``keys`` that are symbolic links."""
 
 
 def walk_tree(root: Path, state: str, top: bytes = b"", *,
@@ -72,7 +70,6 @@ def walk_tree(root: Path, state: str, top: bytes = b"", *,
     if started is None:
         started = clock(root / state)
     keys: Record = {}
-    links: set[bytes] = set()
     skip_top = {b".git", os.fsencode(state)}
     stack: list[bytes] = [top]
     base = os.fsencode(root)
@@ -80,10 +77,9 @@ def walk_tree(root: Path, state: str, top: bytes = b"", *,
         try:
             st = os.lstat(base + b"/" + top)
         except (FileNotFoundError, NotADirectoryError):
-            return Walk({}, frozenset())
+            return Walk({})
         if not stat.S_ISDIR(st.st_mode):
-            return Walk({top: _key(st, started)},
-                        frozenset({top}) if stat.S_ISLNK(st.st_mode) else frozenset())
+            return Walk({top: _key(st, started)})
     while stack:
         folder = stack.pop()
         with os.scandir(base + b"/" + folder if folder else base) as entries:
@@ -100,12 +96,11 @@ def walk_tree(root: Path, state: str, top: bytes = b"", *,
                 if stat.S_ISDIR(st.st_mode):
                     stack.append(path)
                     continue
-                if stat.S_ISLNK(st.st_mode):
-                    links.add(path)
-                # A FIFO, socket or device is keyed too: staged once it appears (where
-                # git add decides, as for the whole tree), passed over while unchanged.
+                # A link is keyed as a file is, and so is a FIFO, socket or device:
+                # staged once it appears (where git add decides, as for the whole
+                # tree), passed over while unchanged.
                 keys[path] = _key(st, started)
-    return Walk(keys, frozenset(links))
+    return Walk(keys)
 
 
 def clock(state_dir: Path) -> int:
@@ -143,25 +138,21 @@ def refresh(walk: Walk, root: Path, state: str, paths: list[bytes]) -> Walk | No
     """
     started = clock(root / state)
     keys = dict(walk.keys)
-    links = set(walk.links)
     folders: set[bytes] = set()
     for path in paths:
         if path in keys:
             del keys[path]
-            links.discard(path)
         else:
             folders.add(path)  # a folder, or gone: whatever was recorded below it goes
     if folders:
         for old in [p for p in keys if any(p[:i] in folders for i in _cuts(p))]:
             del keys[old]
-            links.discard(old)
     for path in paths:
         found = walk_tree(root, state, path, started=started)
         if found is None:
             return None
         keys.update(found.keys)
-        links |= found.links
-    return Walk(keys, frozenset(links))
+    return Walk(keys)
 
 
 def _cuts(path: bytes) -> list[int]:
