@@ -145,7 +145,8 @@ def refresh(walk: Walk, root: Path, state: str, paths: list[bytes]) -> Walk | No
         else:
             folders.add(path)  # a folder, or gone: whatever was recorded below it goes
     if folders:
-        for old in [p for p in keys if any(p[:i] in folders for i in _cuts(p))]:
+        below = tuple(f + b"/" for f in folders)
+        for old in [p for p in keys if p.startswith(below)]:
             del keys[old]
     for path in paths:
         found = walk_tree(root, state, path, started=started)
@@ -153,11 +154,6 @@ def refresh(walk: Walk, root: Path, state: str, paths: list[bytes]) -> Walk | No
             return None
         keys.update(found.keys)
     return Walk(keys)
-
-
-def _cuts(path: bytes) -> list[int]:
-    """Where each folder on ``path`` ends (``a/b/c`` -> the ends of ``a`` and ``a/b``)."""
-    return [i for i, byte in enumerate(path) if byte == 0x2F]
 
 
 def index_stamp(git_dir: Path, head: str) -> bytes:
