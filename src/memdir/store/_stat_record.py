@@ -132,12 +132,12 @@ def changed(record: Record, walk: Walk) -> tuple[list[bytes], list[bytes]]:
 
 
 def refresh(walk: Walk, root: Path, state: str, paths: list[bytes]) -> Walk | None:
-    """``walk`` brought up to date at ``paths`` (each a file or a folder's whole tree).
+    """``walk`` brought up to date, in place, at ``paths`` (each a file or a folder's tree).
 
     None when one of them holds what only ``git add`` records (see :func:`walk_tree`).
     """
     started = clock(root / state)
-    keys = dict(walk.keys)
+    keys = walk.keys
     folders: set[bytes] = set()
     for path in paths:
         if path in keys:
@@ -153,7 +153,7 @@ def refresh(walk: Walk, root: Path, state: str, paths: list[bytes]) -> Walk | No
         if found is None:
             return None
         keys.update(found.keys)
-    return Walk(keys)
+    return walk
 
 
 def index_stamp(git_dir: Path, head: str) -> bytes:

@@ -150,6 +150,8 @@ class History:
         """What the snapshot being taken saw of each file, saved as its record once made."""
         self._stamp: bytes | None = None
         """The index and HEAD this object's last snapshot left (None: none taken yet)."""
+        self._unsaved: bool | None = False
+        """The record in memory is newer than the saved one (None: a walk is being staged)."""
 
     def __repr__(self) -> str:
         return f"History({str(self.root)!r})"
@@ -279,16 +281,20 @@ class History:
         with self.store.locked():
             self._init()
             self._stage()
+            walked = self._unsaved is None
             commit = self._commit(commit_message(message, trailers), env=author_env(author))
-            self._keep_record(commit)
+            self._stamp = index_stamp(self.root / ".git", commit)
+            if walked:  # saved now; a snapshot of the feed's paths saves at close()
+                self._save_record()
+            else:
+                self._unsaved = True
             return commit
 
-    def _keep_record(self, commit: str) -> None:
-        """Save what this snapshot saw of each file, stamped with the index it left."""
-        self._stamp = index_stamp(self.root / ".git", commit)
-        if self._walk is None:
-            return
-        save_record(self.root / STATE_DIR, self._walk.keys, self._stamp)
+    def _save_record(self) -> None:
+        """Save what the last snapshot saw of each file, stamped with the index it left."""
+        self._unsaved = False
+        if self._walk is not None and self._stamp is not None:
+            save_record(self.root / STATE_DIR, self._walk.keys, self._stamp)
 
     def _commit(self, message: str, env: Mapping[str, str] | None = None) -> str:
         """Commit the index on top of HEAD and return the commit's id.
@@ -309,7 +315,14 @@ class History:
         return commit
 
     def close(self) -> None:
-        """Stop following changes (the next snapshot stages the whole tree)."""
+        """Stop following changes, and save the record for the next process.
+
+        The record of snapshots that staged the feed's paths is saved here, not at
+        each of them (it is a line per file), and only while git's index is still
+        the one the last snapshot left.
+        """
+        if self._unsaved and not self._moved_index():
+            self._save_record()
         if self._feed is not None:
             self._feed.close()
             self._feed = None
@@ -340,6 +353,7 @@ class History:
         stages the tree (its stat check in whole seconds), and a new record is made.
         """
         self._walk = walk_tree(self.root, STATE_DIR)
+        self._unsaved = None  # this snapshot saves its record when made
         head = self._head()
         record = None
         if self._walk is not None and head is not None:
