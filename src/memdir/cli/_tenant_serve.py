@@ -76,6 +76,8 @@ class _Syncing:
         self._lock = threading.Lock()
         self._syncers: dict[Path, tuple[Syncer, int]] = {}
         self._no_remote: set[Path] = set()
+        self._closing: set[Syncer] = set()
+        """Syncers whose last sync is running on a closing tenant's thread."""
         _stop_at_exit(self.stop_all)
 
     def opened(self, tenant: Tenant, store: Store) -> None:
@@ -112,7 +114,12 @@ class _Syncing:
                 self._syncers[store.root] = (held[0], held[1] - 1)
                 return
             del self._syncers[store.root]
-        held[0].stop()
+            self._closing.add(held[0])
+        try:
+            held[0].stop()
+        finally:
+            with self._lock:
+                self._closing.discard(held[0])
 
     def wrote(self, tenant: Tenant, store: Store) -> None:
         with self._lock:
@@ -121,8 +128,13 @@ class _Syncing:
             held[0].changed(f"token {tenant.name}")
 
     def stop_all(self) -> None:
+        """Stop every syncer with its last sync, those a closing tenant is stopping too.
+
+        A stop already under way on another thread is waited for (its sync holds
+        the syncer's lock), so the process never exits in the middle of it.
+        """
         with self._lock:
-            held = [s for s, _ in self._syncers.values()]
+            held = [s for s, _ in self._syncers.values()] + list(self._closing)
             self._syncers.clear()
         for syncer in held:
             syncer.stop()

@@ -147,6 +147,8 @@ class Syncer:
         if self._thread is not None:
             self._thread.join(timeout=self.replica.timeout * 3 + 10)
             self._thread = None
+        with self._sync_lock:
+            pass  # a sync another thread runs now (a stop there) finishes first
         if final and self.pending:
             return self.sync_now()
         return None
