@@ -65,7 +65,6 @@ MAX_NESTING = 64
 MAX_NODES = 10_000
 """Most YAML nodes a header may stand for once its aliases are expanded."""
 
-_SIMPLE_DESC = re.compile(r"^description:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _YAML_SPECIAL = tuple("'\"|>[{&*!%@`#")
 
 
@@ -236,6 +235,18 @@ def _bracket_depth(text: str) -> int:
     return deepest
 
 
+def _description_line(header: str) -> int:
+    """Where the first line that starts with ``description:`` starts, or -1 if none does.
+
+    What ``re.search(r"^description:", header, re.MULTILINE)`` finds, without a regex
+    tried at every character of the header.
+    """
+    if header.startswith("description:"):
+        return 0
+    at = header.find("\ndescription:")
+    return at + 1 if at >= 0 else -1
+
+
 def description_of(head: str) -> str | None:
     """The description in the frontmatter at the start of ``head``, for listings.
 
@@ -250,10 +261,11 @@ def description_of(head: str) -> str | None:
     if end < 0:
         return None
     header = head[4:end]
-    match = _SIMPLE_DESC.search(header)
     value: str | None = None
-    if match is not None:
-        simple = match.group(1)
+    at = _description_line(header)
+    if at >= 0:
+        stop = header.find("\n", at)
+        simple = header[at + 12 : stop if stop >= 0 else None].strip(" \t")
         plain = not simple.startswith(_YAML_SPECIAL) and ": " not in simple
         if simple and plain and " #" not in simple:
             value = simple
