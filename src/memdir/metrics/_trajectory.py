@@ -110,11 +110,11 @@ def measure_history(
     rows: list[TrajectoryRow] = []
     tree: dict[str, str] = {}
     for number, (step, changed) in enumerate(zip(steps, changes, strict=True), start=1):
-        for path, blob in changed.items():
-            if blob is None or not path.endswith(".md"):
+        for path, new in changed.items():
+            if new is None or not path.endswith(".md"):
                 tree.pop(path, None)
             else:
-                tree[path] = blob
+                tree[path] = new
         files: dict[str, FileSummary] = {
             path: measurer.summary(blob, "") for path, blob in tree.items()
         }
