@@ -6,20 +6,29 @@ for the examples that read benchmark data (``../shared/data``; they skip where
 it is absent). Shell blocks (``sh``, ``bash``, ``console``) run line by line in a
 fresh temporary folder; a leading ``uv run memdir`` or ``memdir`` runs this
 checkout's command line (``python -m memdir``), which is what both mean after
-the README's set-up. A block that cannot run here (it downloads data, starts a
-server that waits for clients, or shows a synopsis with placeholders) says so
-on the line above its fence, as ``<!-- not run: REASON -->``.
+the README's set-up, and ``git`` and ``mkdir`` lines run as written. A console
+block's lines are its ``$ `` lines, or ``[name] $ `` in a session of two terminals.
+A block that cannot run here (it downloads data, works for hours, or shows a
+synopsis with placeholders) says so on the line above its fence, as
+``<!-- not run: REASON -->``. Other marks on that line: ``<!-- file: NAME -->``
+(a block a person saves as NAME; the test writes it into the folder of every later
+block of the doc), ``<!-- run after: the shell block above -->`` (the block goes on
+from the one before: its lines run first, in the same folder) and ``<!-- run with:
+the server of the block above -->`` (a client block, run while that block's server
+line serves, started and stopped by the test).
 
 Placeholders are filled by the test: the data folder the docs call
 ``~/memdir-data`` or ``../shared/data`` is ``../shared/data`` (examples that read
 it skip where it is absent), the run folders a block names without making them
 (``runs/offline-smoke``, ``runs/skills-grid``) are small runs of the same kind
-made once per session, a fixed server port is a free one, and ``./memories``,
+made once per session, a fixed server port is a free one (the same one throughout
+a block), and ``./memories``,
 where a block uses a store it does not make, is the sample store. A line naming
 an OpenAI model runs against a fake OpenAI server on loopback
 (tests/docs_model.py) with a dummy key; a line that starts a server (``memdir
 browse``, ``memdir serve --transport http``, ``inspect view``) runs until it
-answers one request and is then stopped with Ctrl-C. A line ending in ``# exits
+answers one request and is then stopped with Ctrl-C; a ``git daemon`` line (a
+terminal of its own) serves the rest of its block and is stopped when it ends. A line ending in ``# exits
 N`` must exit N; every other line must exit 0, except that a line stopped by the
 data check for a file ``../shared/data`` lacks (PersonaMem's contexts) skips the
 example, saying so.
