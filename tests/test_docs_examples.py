@@ -28,10 +28,10 @@ an OpenAI model runs against a fake OpenAI server on loopback
 (tests/docs_model.py) with a dummy key; a line that starts a server (``memdir
 browse``, ``memdir serve --transport http``, ``inspect view``) runs until it
 answers one request and is then stopped with Ctrl-C; a ``git daemon`` line (a
-terminal of its own) serves the rest of its block and is stopped when it ends. A line ending in ``# exits
-N`` must exit N; every other line must exit 0, except that a line stopped by the
-data check for a file ``../shared/data`` lacks (PersonaMem's contexts) skips the
-example, saying so.
+terminal of its own) serves the rest of its block and is stopped when it ends.
+A line ending in ``# exits N`` must exit N; every other line must exit 0, except
+that a line stopped by the data check for a file ``../shared/data`` lacks
+(PersonaMem's contexts) skips the example, saying so.
 """
 
 from __future__ import annotations
