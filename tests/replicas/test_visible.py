@@ -135,7 +135,7 @@ def test_browse_shows_both_sides(browsed: tuple[str, str]) -> None:
     page = httpx.get(f"{base}/s/store/file/people/alice.md", headers=headers, timeout=60)
     assert page.status_code == 200, page.text
     html = page.text
-    assert "sync conflict: 1 block keep two versions" in html
+    assert "sync conflict: 1 block keeps two versions" in html
     assert html.count('class="side"') == 2
     assert "replica laptop" in html and "replica server" in html
     assert "phone: 2" in html and "phone: 3" in html
