@@ -204,10 +204,11 @@ class StdinFeed:
     Args:
         fd: The descriptor to read (standard input).
         out: The descriptor replies go to (standard output) until :meth:`attach`.
+        early: Answer what can be answered early (False: only read).
     """
 
-    def __init__(self, fd: int = 0, out: int = 1) -> None:
-        self._fd, self._out = fd, out
+    def __init__(self, fd: int = 0, out: int = 1, *, early: bool = True) -> None:
+        self._fd, self._out, self._early = fd, out, early
         self._lock = threading.Lock()
         self._kept: list[str] = []
         self._deliver: Callable[[str], None] | None = None
@@ -238,7 +239,7 @@ class StdinFeed:
                 self._deliver(line)
                 return
             self._kept.append(line)
-            if not line:
+            if not line or not self._early:
                 return
             first, self._first = self._first, False
             found = early_reply(line, first=first)

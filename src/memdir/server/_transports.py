@@ -419,7 +419,7 @@ async def run_stdio(server: Server[Any], feed: StdinFeed | None = None) -> None:
 
     answered = _Answered(get_settings().tool_time_limit + _SHUTDOWN_SECONDS)
     if feed is None:
-        feed = StdinFeed(sys.stdin.fileno()).start()
+        feed = StdinFeed(sys.stdin.fileno(), early=False).start()
     stdin = _StdinLines(feed, asyncio.get_running_loop())
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):
         noted = _NotedOutput(write_stream, answered, feed.answered)
