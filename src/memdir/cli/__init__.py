@@ -4,7 +4,8 @@ The application (:data:`app`, a typer app whose subcommands are imported on
 first use) is built in :mod:`memdir.cli._app`, and only when a command needs
 it: a plain ``memdir grep STORE PATTERN`` is answered by
 :mod:`memdir.cli._fastgrep` without loading typer or pydantic at all, which
-is most of that command's start-up; a plain ``memdir serve STORE`` starts
+is most of that command's start-up (and a plain call of a read-only tool set by
+:mod:`memdir.cli._fasttool`); a plain ``memdir serve STORE`` starts
 reading its client in :mod:`memdir.cli._fastserve` before the MCP SDK loads.
 """
 
@@ -47,11 +48,12 @@ def main() -> None:
                 sys.stderr.write("stopped.\n")
                 raise SystemExit(130) from None
             return
-    elif sys.argv[1:2] == ["grep"]:
-        from memdir.cli import _fastgrep
+    elif sys.argv[1:2] in (["grep"], ["tool"]):
+        from memdir.cli import _fastgrep, _fasttool
 
+        fast = _fastgrep.run if sys.argv[1] == "grep" else _fasttool.run
         try:
-            if _fastgrep.run(sys.argv[2:]):
+            if fast(sys.argv[2:]):
                 return
         except KeyboardInterrupt:
             raise SystemExit(130) from None  # ExitCode.INTERRUPTED, without loading typer
