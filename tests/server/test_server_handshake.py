@@ -52,6 +52,15 @@ def _serve(argv: list[str], messages: list[dict[str, Any]]) -> subprocess.Comple
         env={**os.environ, "PYTHONWARNINGS": "ignore"})
 
 
+def _discover(request_id: int, version: str) -> dict[str, Any]:
+    """The probe the SDK's own client opens with (its ``auto`` mode)."""
+    meta = "io.modelcontextprotocol/"
+    return {"jsonrpc": "2.0", "id": request_id, "method": "server/discover",
+            "params": {"_meta": {f"{meta}protocolVersion": version,
+                                 f"{meta}clientInfo": _CLIENT,
+                                 f"{meta}clientCapabilities": {}}}}
+
+
 _OPENINGS = [
     [_initialize(1, "2025-06-18")],
     [_initialize("session 1", "2024-11-05", capabilities={"roots": {"listChanged": True},
@@ -61,11 +70,13 @@ _OPENINGS = [
     [{"jsonrpc": "2.0", "id": "p", "method": "ping"}, _initialize(9, "2025-11-25"),
      {"jsonrpc": "2.0", "method": "notifications/initialized"},
      {"jsonrpc": "2.0", "id": 10, "method": "ping", "params": {}}],
+    [_discover(1, "2026-07-28")],
+    [_discover(2, "2099-01-01")],  # not served: the SDK's error, after it loads
 ]
 
 
 @pytest.mark.parametrize("messages", _OPENINGS, ids=["plain", "roots", "unknown", "modern",
-                                                     "pings"])
+                                                     "pings", "discover", "discover-unknown"])
 def test_the_early_replies_are_the_sdks_byte_for_byte(store_dir: Path,
                                                       messages: list[dict[str, Any]]) -> None:
     fast = _serve([sys.executable, "-m", "memdir", "serve", str(store_dir)], messages)

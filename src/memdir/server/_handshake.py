@@ -4,8 +4,8 @@ Importing the MCP SDK takes most of a second (over a second on a busy
 machine), and a client that spawns ``memdir serve`` waits that long for the
 answer to its first message. :class:`StdinFeed` reads standard input on its
 own thread from the moment the process starts, and while the SDK and the tool
-set are still loading it answers two requests itself: the opening
-``initialize`` and any ``ping``. It writes the very reply the SDK would write
+set are still loading it answers the opening itself (``initialize``, or
+``server/discover``) and any ``ping``. It writes the very reply the SDK would write
 (the same protocol version negotiation, against the installed SDK's own list of
 versions, the same capabilities, server name, version and instructions, the
 same bytes), and keeps every line it read, in order.
@@ -24,6 +24,8 @@ What is answered early, and what is not:
   id, and parameters of the plain form (``protocolVersion`` a string,
   ``capabilities`` an object of objects, ``clientInfo`` an object with string
   ``name`` and ``version``); anything else waits for the SDK.
+- ``server/discover`` (the per-request protocol's opening, which the SDK's own
+  client sends first) likewise, at a version the SDK serves that way.
 - ``ping`` with no parameters or empty ones, before the SDK is ready.
 - Nothing once the SDK has taken the lines over.
 
@@ -97,12 +99,13 @@ def server_version() -> str:
 
 
 @cache
-def _handshake_versions() -> tuple[tuple[str, ...], str]:
-    """The SDK's protocol versions reachable by ``initialize``, and its latest one.
+def _versions() -> tuple[tuple[str, ...], str, tuple[str, ...]]:
+    """The SDK's protocol versions: by ``initialize``, its latest, and per request.
 
-    Read from the SDK's own ``mcp_types/version.py`` without importing the
-    ``mcp_types`` package (which builds every message model); where the SDK is
-    laid out otherwise, by the ordinary import.
+    The third are those a ``server/discover`` probe reaches. Read from the SDK's
+    own ``mcp_types/version.py`` without importing the ``mcp_types`` package (which
+    builds every message model); where the SDK is laid out otherwise, by the
+    ordinary import.
     """
     spec = importlib.util.find_spec("mcp_types")
     where = list(spec.submodule_search_locations or []) if spec is not None else []
@@ -113,13 +116,19 @@ def _handshake_versions() -> tuple[tuple[str, ...], str]:
             module = importlib.util.module_from_spec(own)
             try:
                 own.loader.exec_module(module)
-                return tuple(module.HANDSHAKE_PROTOCOL_VERSIONS), str(
-                    module.LATEST_HANDSHAKE_VERSION)
+                return (tuple(module.HANDSHAKE_PROTOCOL_VERSIONS),
+                        str(module.LATEST_HANDSHAKE_VERSION),
+                        tuple(module.MODERN_PROTOCOL_VERSIONS))
             except (OSError, AttributeError, SyntaxError):
                 pass  # another layout: the ordinary import below
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+    from mcp_types.version import (
+        HANDSHAKE_PROTOCOL_VERSIONS,
+        LATEST_HANDSHAKE_VERSION,
+        MODERN_PROTOCOL_VERSIONS,
+    )
 
-    return tuple(HANDSHAKE_PROTOCOL_VERSIONS), str(LATEST_HANDSHAKE_VERSION)
+    return (tuple(HANDSHAKE_PROTOCOL_VERSIONS), str(LATEST_HANDSHAKE_VERSION),
+            tuple(MODERN_PROTOCOL_VERSIONS))
 
 
 def _plain_id(value: object) -> bool:
@@ -130,13 +139,17 @@ def _plain_id(value: object) -> bool:
     return isinstance(value, str) and 0 < len(value) <= 200 and _ID_CHARACTERS.issuperset(value)
 
 
-def _plain_opening(params: object) -> str | None:
-    """The protocol version asked for by plain ``initialize`` parameters, else None."""
-    if not isinstance(params, dict) or set(params) - {"protocolVersion", "capabilities",
-                                                      "clientInfo"}:
+def _plain_opening(params: object, keys: tuple[str, str, str] = (
+        "protocolVersion", "capabilities", "clientInfo")) -> str | None:
+    """The protocol version asked for by plain opening parameters, else None.
+
+    Args:
+        params: ``initialize``'s parameters, or ``server/discover``'s ``_meta``.
+        keys: The names of the version, the capabilities and the client's name there.
+    """
+    if not isinstance(params, dict) or set(params) - set(keys):
         return None
-    version, capabilities, client = (params.get("protocolVersion"),
-                                     params.get("capabilities"), params.get("clientInfo"))
+    version, capabilities, client = (params.get(k) for k in keys)
     if not isinstance(version, str) or not isinstance(capabilities, dict) \
             or not isinstance(client, dict):
         return None
@@ -177,18 +190,49 @@ def early_reply(line: str, *, first: bool) -> tuple[str, str] | None:
     if method == "ping" and set(message) <= {"jsonrpc", "id", "method", "params"} \
             and message.get("params") in (None, {}):
         return repr(request_id), _reply(request_id, {})
-    if method != "initialize" or not first or set(message) != {"jsonrpc", "id", "method",
-                                                               "params"}:
+    if method not in ("initialize", "server/discover") or not first \
+            or set(message) != {"jsonrpc", "id", "method", "params"}:
         return None
+    if method == "server/discover":
+        return _discover_reply(request_id, message["params"])
     asked = _plain_opening(message["params"])
     if asked is None:
         return None
-    versions, latest = _handshake_versions()
+    versions, latest, _ = _versions()
     result = {
         "capabilities": {"tools": {"listChanged": False}},
         "instructions": INSTRUCTIONS,
         "protocolVersion": asked if asked in versions else latest,
         "serverInfo": {"name": SERVER_NAME, "version": server_version()},
+    }
+    return repr(request_id), _reply(request_id, result)
+
+
+_META: Final = "io.modelcontextprotocol/"
+
+
+def _discover_reply(request_id: int | str, params: object) -> tuple[str, str] | None:
+    """The SDK's answer to a plain ``server/discover`` at a version it serves, else None.
+
+    The SDK's own client opens with this probe (its ``auto`` mode), and takes the
+    answer for the whole connection: no ``initialize`` follows.
+    """
+    if not isinstance(params, dict) or set(params) != {"_meta"}:
+        return None
+    asked = _plain_opening(params["_meta"], (f"{_META}protocolVersion",
+                                             f"{_META}clientCapabilities",
+                                             f"{_META}clientInfo"))
+    _, _, modern = _versions()
+    if asked is None or asked not in modern:
+        return None
+    result = {
+        "cacheScope": "private",
+        "capabilities": {"tools": {"listChanged": False}},
+        "instructions": INSTRUCTIONS,
+        "resultType": "complete",
+        "supportedVersions": list(modern),
+        "ttlMs": 0,
+        "_meta": {f"{_META}serverInfo": {"name": SERVER_NAME, "version": server_version()}},
     }
     return repr(request_id), _reply(request_id, result)
 
