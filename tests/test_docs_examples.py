@@ -6,23 +6,32 @@ for the examples that read benchmark data (``../shared/data``; they skip where
 it is absent). Shell blocks (``sh``, ``bash``, ``console``) run line by line in a
 fresh temporary folder; a leading ``uv run memdir`` or ``memdir`` runs this
 checkout's command line (``python -m memdir``), which is what both mean after
-the README's set-up. A block that cannot run here (it downloads data, starts a
-server that waits for clients, or shows a synopsis with placeholders) says so
-on the line above its fence, as ``<!-- not run: REASON -->``.
+the README's set-up, and ``git`` and ``mkdir`` lines run as written. A console
+block's lines are its ``$ `` lines, or ``[name] $ `` in a session of two terminals.
+A block that cannot run here (it downloads data, works for hours, or shows a
+synopsis with placeholders) says so on the line above its fence, as
+``<!-- not run: REASON -->``. Other marks on that line: ``<!-- file: NAME -->``
+(a block a person saves as NAME; the test writes it into the folder of every later
+block of the doc), ``<!-- run after: the shell block above -->`` (the block goes on
+from the one before: its lines run first, in the same folder) and ``<!-- run with:
+the server of the block above -->`` (a client block, run while that block's server
+line serves, started and stopped by the test).
 
 Placeholders are filled by the test: the data folder the docs call
 ``~/memdir-data`` or ``../shared/data`` is ``../shared/data`` (examples that read
 it skip where it is absent), the run folders a block names without making them
 (``runs/offline-smoke``, ``runs/skills-grid``) are small runs of the same kind
-made once per session, a fixed server port is a free one, and ``./memories``,
+made once per session, a fixed server port is a free one (the same one throughout
+a block), and ``./memories``,
 where a block uses a store it does not make, is the sample store. A line naming
 an OpenAI model runs against a fake OpenAI server on loopback
 (tests/docs_model.py) with a dummy key; a line that starts a server (``memdir
 browse``, ``memdir serve --transport http``, ``inspect view``) runs until it
-answers one request and is then stopped with Ctrl-C. A line ending in ``# exits
-N`` must exit N; every other line must exit 0, except that a line stopped by the
-data check for a file ``../shared/data`` lacks (PersonaMem's contexts) skips the
-example, saying so.
+answers one request and is then stopped with Ctrl-C; a ``git daemon`` line (a
+terminal of its own) serves the rest of its block and is stopped when it ends.
+A line ending in ``# exits N`` must exit N; every other line must exit 0, except
+that a line stopped by the data check for a file ``../shared/data`` lacks
+(PersonaMem's contexts) skips the example, saying so.
 """
 
 from __future__ import annotations
@@ -35,7 +44,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,12 +60,22 @@ DATA = REPO.parent / "shared" / "data"
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<before>[^\n]*)\n```(?P<lang>\w+)\n(?P<body>[\s\S]*?)^```$", re.M)
 NOT_RUN = re.compile(r"<!-- not run: (?P<reason>.+?) -->\s*$")
+WITH_SERVER = re.compile(r"<!-- run with: the server of the block above -->\s*$")
+"""Marks a client block: it runs while the server line of the shell block before it serves."""
+AFTER = re.compile(r"<!-- run after: the shell block above -->\s*$")
+"""Marks a block that goes on from the one before it: that block's lines run first."""
+FILE = re.compile(r"<!-- file: (?P<name>[\w.-]+) -->\s*$")
+"""Marks a block whose text a person saves as the named file, for a later block to use."""
+PROMPT = re.compile(r"^(?:\[[\w -]+\] )?\$ ")
+"""A console block's prompt: ``$ `` or, in a session of two terminals, ``[laptop] $ ``."""
 SHELL = {"sh", "bash", "console"}
 NEEDS_DATA = ("MEMDIR_DATA_DIR", "shared/data", "get_settings().data_dir", "configs/")
 """An example naming one of these reads the benchmark data (a shipped config reads it too)."""
 NEEDS_KEY = re.compile(r"(\bMEMDIR_MODEL=|--model[ =]|-m )(?!memdir/|mockllm/)\S+")
 SERVER = re.compile(r"^(?:[A-Z_]+=\S+ )*(?:(?:uv run )?memdir (?:browse\b"
                     r"|serve\b.*--transport http)|inspect view\b)")
+BACKGROUND = re.compile(r"^git daemon\b")
+"""A server a person leaves running in a terminal of its own while the block goes on."""
 EXITS = re.compile(r"#\s*exits (\d+)")
 MISSING_FILE = re.compile(r"^error: .*: not found; put the \w+ files there", re.M)
 """The data check's error for a benchmark file the data folder lacks (its hint follows)."""
@@ -72,6 +92,12 @@ class Example:
     lang: str
     body: str
     skip: str | None
+    files: tuple[tuple[str, str], ...] = ()
+    """(name, text) of the files the doc asks a person to save before this block."""
+    server: str | None = None
+    """The server line a client block runs beside (the shell block before it starts it)."""
+    after: tuple[str, ...] = ()
+    """The lines of the shell block this one goes on from, run first in the same folder."""
 
     @property
     def id(self) -> str:
@@ -82,19 +108,31 @@ def _examples() -> list[Example]:
     found = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
+        files: list[tuple[str, str]] = []
         for match in FENCE.finditer(text):
             lang = match["lang"]
+            before = match["before"].rsplit("\n", 1)[-1]
+            if (saved := FILE.search(before)) is not None:
+                files.append((saved["name"], match["body"]))
+                continue
             if lang != "python" and lang not in SHELL:
                 continue
-            before = match["before"].rsplit("\n", 1)[-1]
             marked = NOT_RUN.search(before)
             line = text.count("\n", 0, match.start("lang")) + 1
+            server, after = None, ()
+            shell = [e for e in found if e.doc == doc and e.lang in SHELL]
+            if WITH_SERVER.search(before):
+                servers = [c for c in _commands(shell[-1]) if SERVER.match(c)] if shell else []
+                assert servers, f"{doc.name}:{line}: no server line in the block above"
+                server = servers[-1]
+            if AFTER.search(before):
+                assert shell, f"{doc.name}:{line}: no shell block above to go on from"
+                after = (*shell[-1].after, *_commands(shell[-1]))
             found.append(Example(doc, line, lang, match["body"],
-                                 marked["reason"] if marked else None))
+                                 marked["reason"] if marked else None, tuple(files), server,
+                                 after))
     return found
 
-
-EXAMPLES = _examples()
 
 
 def _env() -> dict[str, str]:
@@ -168,11 +206,21 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _filled(command: str) -> str:
-    """``command`` with the docs' placeholders filled (see the module's docstring)."""
+def _filled(command: str, ports: dict[str, str] | None = None) -> str:
+    """``command`` with the docs' placeholders filled (see the module's docstring).
+
+    A fixed port (``--port 7575``, ``--port=9418``, ``127.0.0.1:9418``) becomes a free
+    one, the same free one wherever ``ports`` (one block's) has seen the number before.
+    """
+    ports = {} if ports is None else ports
     for name in DATA_NAMES:
         command = command.replace(name, str(DATA))
-    return re.sub(r"--port \d+", lambda _: f"--port {_free_port()}", command)
+
+    def port(match: re.Match[str]) -> str:
+        number = ports.setdefault(match["port"], str(_free_port()))
+        return f"{match['before']}{number}"
+
+    return re.sub(r"(?P<before>--port[ =]|127\.0\.0\.1:)(?P<port>\d{4,5})\b", port, command)
 
 
 def _listening(port: int) -> bool:
@@ -222,11 +270,39 @@ def _serve_once(command: str, cwd: Path, env: dict[str, str]) -> None:
         process.wait()
 
 
+@contextmanager
+def _in_background() -> Iterator[Callable[[str, Path, dict[str, str]], None]]:
+    """Start a block's background servers (``git daemon`` of a second terminal); stop them
+    all, whole, when the block ends however it ends."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(line: str, cwd: Path, env: dict[str, str]) -> None:
+        port = re.search(r"--port[ =](\d+)", line)
+        assert port is not None, f"a background server names its port: {line}"
+        process = subprocess.Popen(line, shell=True, cwd=cwd, env=env,  # noqa: S602
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, start_new_session=True)
+        started.append(process)
+        deadline = time.monotonic() + 60
+        while not _listening(int(port[1])):
+            assert process.poll() is None, f"{line} exited {process.returncode}"
+            assert time.monotonic() < deadline, f"{line} never listened"
+            time.sleep(0.1)
+
+    try:
+        yield start
+    finally:
+        for process in started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=60)
+
+
 def _commands(example: Example) -> list[str]:
     """The shell lines of a block: ``$ `` lines of a console block, every line of a script."""
     lines = example.body.splitlines()
     if example.lang == "console":
-        lines = [line[2:] for line in lines if line.startswith("$ ")]
+        lines = [line[m.end():] for line in lines if (m := PROMPT.match(line))]
     joined: list[str] = []
     for line in lines:
         if joined and joined[-1].endswith("\\"):
@@ -238,6 +314,10 @@ def _commands(example: Example) -> list[str]:
 
 def _as_this_checkout(command: str) -> str:
     words = shlex.split(command, comments=True)
+    if words[:1] in (["git"], ["mkdir"]):  # a program of its own: as written
+        return command
+    if len(words) > 2 and words[-2] == "<":  # stdin from a file the doc had saved
+        return f"{_as_this_checkout(shlex.join(words[:-2]))} < {shlex.quote(words[-1])}"
     if "|" in words:  # a pipe: each side on its own
         at = words.index("|")
         return (_as_this_checkout(shlex.join(words[:at])) + " | "
@@ -256,6 +336,9 @@ def _as_this_checkout(command: str) -> str:
     return shlex.join([*env, sys.executable, "-m", "memdir", *words])
 
 
+EXAMPLES = _examples()
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.id for e in EXAMPLES])
 def test_the_example_runs_as_written(example: Example, tmp_path: Path,
                                      fake_openai: FakeOpenAIServer,
@@ -269,13 +352,24 @@ def test_the_example_runs_as_written(example: Example, tmp_path: Path,
     env = _env()
     if example.lang == "python":
         script = tmp_path / "example.py"
-        script.write_text(example.body, encoding="utf-8")
-        done = subprocess.run([sys.executable, str(script)], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=TIMEOUT, check=False)
+        ports: dict[str, str] = {}
+        with _in_background() as start:
+            if example.server is not None:  # in its own folder, on a free port
+                served = tmp_path / "server"
+                served.mkdir()
+                if "./memories" in example.server:
+                    from memdir.sample import build_sample_store
+
+                    build_sample_store(served / "memories")
+                start(_as_this_checkout(_filled(example.server, ports)), served, env)
+            script.write_text(_filled(example.body, ports), encoding="utf-8")
+            done = subprocess.run([sys.executable, str(script)], cwd=REPO, env=env,
+                                  capture_output=True, text=True, timeout=TIMEOUT, check=False)
         assert done.returncode == 0, f"{example.id}:\n{done.stdout}\n{done.stderr}"
         return
     (tmp_path / "configs").symlink_to(REPO / "configs")  # as in the repository's root
     commands = _commands(example)
+    assert commands, f"{example.id}: no command found in the block (a prompt not read?)"
     for name, made in made_runs.items():  # a run the block names but does not make
         if name in example.body and not any(f"--out {name}" in c for c in commands):
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -285,23 +379,28 @@ def test_the_example_runs_as_written(example: Example, tmp_path: Path,
 
         build_sample_store(tmp_path / "memories")  # "your store": the sample one
     env |= {"OPENAI_API_KEY": "docs-test-dummy-key", "OPENAI_BASE_URL": fake_openai.base_url}
+    for name, text in example.files:  # the files the doc asked a person to save
+        (tmp_path / name).write_text(text, encoding="utf-8")
     ran = 0
-    for command in commands:
-        line = _filled(command)
-        if SERVER.match(line):
-            _serve_once(_as_this_checkout(line) if "memdir" in line.split("#")[0] else line,
-                        tmp_path, env)
+    ports: dict[str, str] = {}
+    with _in_background() as start:
+        for command in (*example.after, *commands):
+            line = _filled(command, ports)
+            if SERVER.match(line):
+                _serve_once(_as_this_checkout(line) if "memdir" in line.split("#")[0] else line,
+                            tmp_path, env)
+            elif BACKGROUND.match(line):
+                start(line, tmp_path, env)
+            else:
+                expected = int(found[1]) if (found := EXITS.search(command)) else 0
+                done = _run(_as_this_checkout(line), tmp_path, env)
+                if done.returncode == 2 and MISSING_FILE.search(done.stderr) and expected == 0:
+                    pytest.skip(f"../shared/data lacks a benchmark file {command!r} reads: "
+                                f"{done.stderr.strip().splitlines()[0]}")
+                assert done.returncode == expected, (
+                    f"{example.id}: {command}\n{done.stdout}\n{done.stderr}")
             ran += 1
-            continue
-        expected = int(found[1]) if (found := EXITS.search(command)) else 0
-        done = _run(_as_this_checkout(line), tmp_path, env)
-        if done.returncode == 2 and MISSING_FILE.search(done.stderr) and expected == 0:
-            pytest.skip(f"../shared/data lacks a benchmark file {command!r} reads: "
-                        f"{done.stderr.strip().splitlines()[0]}")
-        assert done.returncode == expected, (
-            f"{example.id}: {command}\n{done.stdout}\n{done.stderr}")
-        ran += 1
-    assert ran == len(commands), f"{example.id}: {ran} of {len(commands)} command(s) ran"
+    assert ran == len(example.after) + len(commands), f"{example.id}: {ran} command(s) ran"
 
 
 def test_the_harness_finds_the_examples() -> None:
@@ -321,3 +420,26 @@ def test_a_line_that_needs_a_provider_is_recognised() -> None:
 def test_a_memdir_line_becomes_this_checkout() -> None:
     line = _as_this_checkout("MEMDIR_X=1 uv run memdir tree ./m   # a comment")
     assert line == shlex.join(["MEMDIR_X=1", sys.executable, "-m", "memdir", "tree", "./m"])
+
+
+def test_a_session_of_two_terminals_runs_every_prompt() -> None:
+    body = "[laptop] $ memdir tree a\n/memories/\n[desk two] $ memdir sync b\n$ memdir x\n"
+    block = Example(REPO / "docs" / "x.md", 1, "console", body, None)
+    assert _commands(block) == ["memdir tree a", "memdir sync b", "memdir x"]
+
+
+def test_fixed_ports_become_one_free_port_per_block() -> None:
+    ports: dict[str, str] = {}
+    first = _filled("git daemon --port=9418 --listen=127.0.0.1", ports)
+    second = _filled("memdir clone git://127.0.0.1:9418/team.git ./one", ports)
+    [port] = ports.values()
+    assert port != "9418" and f"--port={port} " in first and f"127.0.0.1:{port}/" in second
+    assert _filled("memdir serve m --port 8765", ports) != f"memdir serve m --port {port}"
+
+
+def test_stdin_from_a_saved_file_stays_a_redirection() -> None:
+    line = _as_this_checkout("memdir tool laptop --set write - < resolve.json  # the call")
+    assert line == shlex.join([sys.executable, "-m", "memdir", "tool", "laptop", "--set",
+                               "write", "-"]) + " < resolve.json"
+    assert _as_this_checkout("git init -q --bare memory/team.git") == (
+        "git init -q --bare memory/team.git")

@@ -160,3 +160,23 @@ async def test_offline_policy_with_nothing_to_search_for(store: Store) -> None:
     assert "Not found in memory" in answer.text and answer.records[0].rounds == 2
     empty = await ask(store, "What colour is the submarine?")
     assert "Not found in memory" in empty.text and empty.citations == []
+
+
+async def test_the_offline_policy_says_what_it_searched_when_it_finds_nothing(
+        store: Store) -> None:
+    # Closed-book, the reader has no tools and reads nothing: its answer said "no line of
+    # the store matches the question's terms, even after widening the search", a store it
+    # never had and a second search it never ran (it never widens one).
+    closed = await ask(None, "What colour is the submarine?", variant="closed-book")
+    assert closed.records[0].toolset is None and closed.records[0].rounds == 1
+    assert "no memory was searched" in closed.text
+    assert "store" not in closed.text and "widen" not in closed.text
+    _fill(store)
+    grepped = await ask(store, "What colour is the submarine?")
+    assert [c.name for c in grepped.records[0].calls[1].tool_calls] == ["grep"] * 2
+    assert "no line of the store matches the question's terms." in grepped.text
+    assert "widen" not in grepped.text
+    none = await ask(store, "Who?")
+    assert "no distinctive term" in none.text
+    chunk = await ask(store, "What colour is the submarine?", variant="chunk")
+    assert "no retrieved chunk matches" in chunk.text, chunk.text

@@ -238,7 +238,7 @@ def test_a_skills_chain_shows_each_task_and_the_library_after_it(chrome: Any,
     assert "/memories/" in served.text
     link(chrome, "step 2").click()
     assert by_css(chrome, ".stepper .current").text == "step 2"
-    assert "task 001" in by_css(chrome, ".stepper .message").text
+    assert "task 002" in by_css(chrome, ".stepper .message").text  # task 2 of the chain page
 
 
 def test_pages_never_write(conv50_store: Store, store_site: Served) -> None:

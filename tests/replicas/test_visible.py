@@ -95,8 +95,11 @@ async def test_every_tool_set_reads_the_conflicted_file(conflicted: tuple[Replic
 
 def test_people_see_it_in_tree_and_health(conflicted: tuple[Replica, Replica]) -> None:
     a, _ = conflicted
-    alarms = health_report(a.store).alarms
-    assert any(f"unresolved sync conflict in {PATH}" in alarm for alarm in alarms)
+    report = health_report(a.store)
+    assert any(f"unresolved sync conflict in {PATH}" in alarm for alarm in report.alarms)
+    counts = report.alarm_counts()
+    assert counts["sync conflict"] == 1
+    assert sum(counts.values()) == len(report.alarms)
     run = [sys.executable, "-m", "memdir"]
     tree = subprocess.run([*run, "tree", str(a.root)], capture_output=True, text=True,
                           check=True).stdout
@@ -104,7 +107,14 @@ def test_people_see_it_in_tree_and_health(conflicted: tuple[Replica, Replica]) -
     health = subprocess.run([*run, "health", str(a.root), "--json"], capture_output=True,
                             text=True, check=False)
     assert health.returncode == 1
-    assert any("sync conflict" in alarm for alarm in json.loads(health.stdout)["alarms"])
+    data = json.loads(health.stdout)
+    assert any("sync conflict" in alarm for alarm in data["alarms"])
+    assert data["alarm_counts"]["sync conflict"] == 1
+    assert data["sync_conflicts"] == [a for a in data["alarms"] if "sync conflict" in a]
+    text = subprocess.run([*run, "health", str(a.root)], capture_output=True, text=True,
+                          check=False).stdout
+    heading = next(line for line in text.splitlines() if line.startswith("Alarms ("))
+    assert f"Alarms ({len(data['alarms'])}: 1 sync conflict, " in heading
 
 
 @pytest.fixture
@@ -135,7 +145,7 @@ def test_browse_shows_both_sides(browsed: tuple[str, str]) -> None:
     page = httpx.get(f"{base}/s/store/file/people/alice.md", headers=headers, timeout=60)
     assert page.status_code == 200, page.text
     html = page.text
-    assert "sync conflict: 1 block keep two versions" in html
+    assert "sync conflict: 1 block keeps two versions" in html
     assert html.count('class="side"') == 2
     assert "replica laptop" in html and "replica server" in html
     assert "phone: 2" in html and "phone: 3" in html

@@ -69,8 +69,8 @@ def test_every_task_is_snapshotted_and_reads_only_earlier_episodes(
     assert sorted(steps) == sorted(records) == [0, 1, 2]
     history = History(Store(chain / "store"))
     log = history.steps()
-    assert [s.message.split(" ")[:2] for s in log[1:]] == [["task", "000"], ["task", "001"],
-                                                           ["task", "002"]]
+    assert [s.message.split(" ")[:2] for s in log[1:]] == [["task", "001"], ["task", "002"],
+                                                           ["task", "003"]]
     for position, step in steps.items():
         assert step.task_id in log[position + 1].message
         assert step.snapshot == log[position + 1].commit

@@ -236,3 +236,55 @@ def _memory_index(store: Store) -> FileIndex:
     index = FileIndex(store)
     index.refresh()
     return index
+
+
+def test_a_restart_over_unchanged_files_keeps_the_saved_vocabulary_in_place(
+        filled: Store) -> None:
+    from memdir.tools._bm25file import SavedTerms
+
+    _first_search(filled)
+    index, hits = _first_search(filled)
+    # Neither the whole vocabulary nor a path-to-slot mapping was built to answer.
+    assert isinstance(index._vocab, SavedTerms) and index._slots is None
+    assert hits == _memory_only(filled)
+    assert index.idf("trombone") == _idf_fresh(filled, "trombone") > 0
+    filled.write("/memories/dave.md", _md("dave", "Collects trombone records."))
+    index.refresh()  # a new term: the mapping is built, the answers stay those of a fresh index
+    assert index.search(QUERY, 5) == _memory_only(filled)
+
+
+def _idf_fresh(store: Store, term: str) -> float:
+    index = FileIndex(store)
+    index.refresh()
+    return index.idf(term)
+
+
+def test_saved_terms_are_found_where_the_mapping_has_them() -> None:
+    from memdir.tools._bm25file import SavedIndexError, SavedTerms
+
+    terms = ["alpha", "beta", "al", "pha", "gamma"]
+    found = SavedTerms("\0".join(terms), len(terms))
+    assert [found.get(t) for t in terms] == list(range(len(terms)))
+    assert found.get("alph") is None and found.get("") is None and found.get("a\0b") is None
+    assert found.as_dict() == {t: i for i, t in enumerate(terms)}
+    with pytest.raises(SavedIndexError, match="twice"):
+        SavedTerms("a\0b\0a", 3).as_dict()
+    with pytest.raises(SavedIndexError, match="header says 4"):
+        SavedTerms("a\0b\0c", 4)
+
+
+def test_saved_paths_out_of_order_are_caught_when_the_files_differ(filled: Store) -> None:
+    from memdir.tools import _bm25file
+
+    _first_search(filled)
+    saved = _bm25file.read_saved(_saved(filled), FileIndex(filled).tokenizer.stemmer)
+    assert saved is not None
+    paths = list(saved.paths)
+    paths[0], paths[1] = paths[1], paths[0]
+    crafted = _bm25file.Saved(saved.stemmer, saved.vocab, paths, saved.segment, saved.lengths,
+                              saved.ino, saved.mtime_ns, saved.ctime_ns, saved.size)
+    _bm25file.write_saved(_saved(filled), crafted)
+    filled.write("/memories/erin.md", _md("erin", "Plays the trombone too."))
+    index, hits = _first_search(filled)
+    assert hits == _memory_only(filled)
+    assert index.tokenized == 43  # the crafted file was distrusted and the index rebuilt

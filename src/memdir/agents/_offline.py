@@ -207,13 +207,34 @@ def _best_sentence(text: str, terms: list[str]) -> str:
 _DATE = re.compile(r"\d{1,2} [A-Z][a-z]+,? \d{4}|\d{4}-\d{2}-\d{2}|[A-Z][a-z]+ \d{1,2},? \d{4}")
 
 
+def _not_found(searched: str | None, terms: list[str]) -> str:
+    """The answer when nothing was found, saying what the reader did (and did not) do.
+
+    Args:
+        searched: What the reader looked through: ``"store"`` (grep over the files),
+            ``"chunks"`` (the retrieved chunks), ``"listing"`` (the top listing only,
+            its greps not run), or None (no memory was searched: a closed-book
+            question, or a store the reader could not read).
+        terms: The question's distinctive terms.
+    """
+    if searched is None:
+        why = "no memory was searched (no tools to read one), so there is nothing to cite."
+    elif not terms:
+        why = "the question has no distinctive term to search the memory for."
+    elif searched == "listing":
+        why = "the memory was listed, but no search of it ran before the answer was due."
+    else:
+        # The terms are not repeated: an answer that echoes the question would score
+        # token overlap with gold answers for finding nothing.
+        where = "no line of the store" if searched == "store" else "no retrieved chunk"
+        why = f"{where} matches the question's terms."
+    return f"{BASELINE_LABEL} Not found in memory: {why}"
+
+
 def _compose(question: str, hits: list[_Hit], lines: dict[tuple[str, int], str],
-             descriptions: dict[str, str], terms: list[str]) -> str:
+             descriptions: dict[str, str], terms: list[str], searched: str | None) -> str:
     if not hits:
-        return (
-            f"{BASELINE_LABEL} Not found in memory: no line of the store matches the "
-            "question's terms, even after widening the search."
-        )
+        return _not_found(searched, terms)
     hit = hits[0]
     text = lines.get((hit.path, hit.line), hit.text)
     last = hit.line
@@ -281,7 +302,8 @@ def decide(messages: Sequence[ChatMessage], tool_names: Sequence[str], final: bo
             query = " ".join(w for w in _WORD.findall(question) if w.lower() not in _STOP)
             return Decision(calls=[("chunks", "bm25_chunk_retrieve", {"query": query})])
         found, shown = _chunk_hits(results.get("chunks", ""), terms)
-        return Decision(answer=_compose(question, found, shown, {}, terms))
+        return Decision(answer=_compose(question, found, shown, {}, terms,
+                                        "chunks" if "chunks" in results else None))
     if not final and can_read:
         if "survey" not in ids:
             return Decision(calls=[("survey", "view", {"path": "/memories"})])
@@ -295,8 +317,12 @@ def decide(messages: Sequence[ChatMessage], tool_names: Sequence[str], final: bo
         if hits and not any(i.startswith("read-") for i in ids):
             return Decision(calls=_reads(hits))
     hits = _score_hits(results, terms)
+    if any(i.startswith("grep-") and i in results for i in ids):
+        searched: str | None = "store"
+    else:  # listed the memory at most: its greps never ran (no terms, or no rounds left)
+        searched = "listing" if "survey" in results else None
     return Decision(answer=_compose(question, hits, _read_lines(results, ids),
-                                    _descriptions(results), terms))
+                                    _descriptions(results), terms, searched))
 
 
 def _reads(hits: list[_Hit]) -> list[tuple[str, str, dict[str, Any]]]:

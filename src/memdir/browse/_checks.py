@@ -52,6 +52,10 @@ class Checks:
                 counts[path] = counts.get(path, 0) + 1
         return counts
 
+    def conflicted(self) -> set[str]:
+        """The files holding a sync conflict block (marked as such in the tree)."""
+        return {p for a in self.alarms if a.kind == "sync conflict" for p in a.paths}
+
 
 def _unit_file(unit: str) -> str:
     """The file of a unit id such as ``/memories/a.md > ## Work`` (or the id itself)."""

@@ -20,9 +20,9 @@ from markdown_it.token import Token
 from markupsafe import Markup, escape
 
 from memdir.conversation import LOCATOR_GROUP, LOCATOR_IN_TEXT
-from memdir.store import XRef, xrefs
+from memdir.store import ConflictBlock, XRef, xrefs
 
-__all__ = ["LinkResolver", "Linked", "linkify", "render_lines", "render_markdown"]
+__all__ = ["LinkResolver", "Linked", "linkify", "render_body", "render_lines", "render_markdown"]
 
 _SECTION_STEP = r"[ \t]*>[ \t]*#{{1,6}}[ \t]+{}"
 
@@ -168,6 +168,72 @@ def _line_spans(inline: Token, first: int, links: LinkResolver, claimed: set[int
             out += [*head, _raw(f'<span class="line"{ident}></span>'), *rest]
     inline.children = out
     return whole
+
+
+_FRAME = re.compile(r"^<!-- memdir-conflict (?P<id>[0-9a-f]{8}) (?P<kind>begin|version|end)"
+                    r"(?:: (?P<text>.*?))? -->\r?$")
+"""A line of a sync conflict block's frame (:mod:`memdir.store._conflicts`)."""
+
+
+def render_body(body: str, first_line: int, links: LinkResolver,
+                blocks: Sequence[ConflictBlock] = ()) -> Markup:
+    """Render a file's body, each sync conflict block apart from the markdown around it.
+
+    A block's frame lines are HTML comments, which the page shows as text; left in the
+    markdown they join the paragraph or list item above them (the second version's
+    label read as part of the first version's last line). Each block is shown as a box
+    of its own instead, each version rendered under its label, line anchors kept.
+
+    Args:
+        body: The markdown after the frontmatter.
+        first_line: The file line the body starts on.
+        links: How to link references and locators, and which lines are cited.
+        blocks: The file's conflict blocks (:func:`memdir.store.find_blocks`, file lines).
+    """
+    lines = body.split("\n")
+    parts: list[str] = []
+    done = 0  # lines of the body rendered so far
+
+    def markdown(upto: int) -> None:
+        if upto > done:
+            parts.append(render_markdown("\n".join(lines[done:upto]), first_line + done, links))
+
+    for block in blocks:
+        start, end = block.first - first_line, block.last - first_line + 1
+        if start < done or end > len(lines):
+            continue  # not in the body (or overlapping one shown): stays in the markdown
+        markdown(start)
+        parts.append(_conflict_box(lines[start:end], block, links))
+        done = end
+    markdown(len(lines))
+    return Markup("".join(parts))
+
+
+def _conflict_box(lines: list[str], block: ConflictBlock, links: LinkResolver) -> str:
+    out = [f'<div class="conflict-block" id="L{block.first}" '
+           f'data-lines="{block.first}-{block.last}">'
+           f'<p class="frame">sync conflict {escape(block.id)}, lines {block.first}'
+           f"–{block.last}: both versions kept; replace the whole block with what is true</p>"]
+    def framing(line: str) -> re.Match[str] | None:  # a nested block's frame is content
+        found = _FRAME.match(line)
+        return found if found is not None and found["id"] == block.id else None
+
+    index = 1
+    while index < len(lines) - 1:
+        frame = framing(lines[index])
+        label = (frame["text"] or "") if frame is not None and frame["kind"] == "version" else ""
+        start = index + 1
+        index = start
+        while index < len(lines) - 1 and framing(lines[index]) is None:
+            index += 1
+        number = block.first + start - 1  # the file line of the label
+        text = "\n".join(lines[start:index])
+        shown = (render_markdown(text, number + 1, links) if text.strip()
+                 else Markup('<p class="note">(nothing: this side removed the lines)</p>'))
+        out.append(f'<div class="version"><p class="frame" id="L{number}">version: '
+                   f"{escape(label)}</p>{shown}</div>")
+    out.append(f'<p class="frame" id="L{block.last}">end of the block</p></div>')
+    return "".join(out)
 
 
 def render_markdown(body: str, first_line: int, links: LinkResolver) -> Markup:

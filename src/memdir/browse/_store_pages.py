@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse
 
 from memdir.browse._checks import INLINE_CHECK_FILES, checks_for
 from memdir.browse._context import Browser
-from memdir.browse._render import LinkResolver, render_lines, render_markdown
+from memdir.browse._render import LinkResolver, render_body, render_lines
 from memdir.browse._sources import BrowsedStore
 from memdir.browse._state import StoreState, history_steps, parent_folders, state_of
 from memdir.browse._tree import FILES_SHOWN, HEADINGS_FILES, build_nodes
@@ -54,6 +54,7 @@ def tree_page(browser: Browser, request: Request) -> HTMLResponse:
     return browser.page(
         "tree.html", entry=entry, state=state, root=root, shown=shown, needle=needle,
         flagged=checks.flagged() if checks else {}, checks=checks, under=under,
+        conflicted=checks.conflicted() if checks else set(),
         headings_limit=HEADINGS_FILES, files_shown=FILES_SHOWN,
         steps=len(history_steps(browser, entry)),
         open_all=shown <= HEADINGS_FILES or bool(needle),
@@ -96,7 +97,8 @@ def _rendered(doc: Document, links: LinkResolver, view: str
     try:
         if view == "lines":
             return None, render_lines(doc.text, links), None
-        return render_markdown(doc.body, doc.body_line, links), None, None
+        return (render_body(doc.body, doc.body_line, links, find_blocks(doc.text)),
+                None, None)
     except Exception as exc:  # any content that breaks a renderer: shown, and logged
         _log.exception("rendering %s failed", doc.path)
         plain = [(n, Markup(escape(line)), False)

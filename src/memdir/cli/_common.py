@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import shlex
 import socket
 from collections.abc import Callable, Iterator, Mapping
@@ -49,6 +50,7 @@ __all__ = [
     "load_toolset",
     "open_store",
     "print_json",
+    "printable",
     "print_result",
     "runnable",
     "show_model_retries",
@@ -277,7 +279,29 @@ def print_json(data: object) -> None:
     """Print ``data`` as indented JSON on stdout (the ``--json`` form of every command)."""
     import json
 
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    # A file name that is not UTF-8 holds lone surrogates (os.fsdecode's escapes),
+    # which no output encoding takes: JSON writes them as \u escapes, which a JSON
+    # reader turns back into the same name.
+    if not text.isascii():
+        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    typer.echo(text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` with the bytes of non-UTF-8 file names written as ``\xff``.
+
+    Names read from the disk keep bytes that are not UTF-8 as lone surrogates
+    (``surrogateescape``); printed as they are, they stop the output with an
+    encoding error.
+    """
+    if text.isascii():
+        return text
+    return _ESCAPED_BYTE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", text)
 
 
 def print_result(result: ToolResult) -> None:

@@ -189,8 +189,10 @@ def serve(
         start_syncer(store, interval=sync_interval, writer=writer or f"mcp-{transport.value}",
                      stop_at_exit=True)
     if transport is Transport.stdio:
+        from memdir.cli._fastserve import feed
+
         try:
-            anyio.run(run_stdio, server)
+            anyio.run(run_stdio, server, feed())
         except KeyboardInterrupt:
             err_console.print("stopped.")
             raise typer.Exit(130) from None

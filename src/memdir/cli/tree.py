@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from memdir.cli._common import StoreArg, console, fail, json_errors, open_store, print_json
+from memdir.cli._common import (
+    StoreArg,
+    console,
+    fail,
+    json_errors,
+    open_store,
+    print_json,
+    printable,
+)
 from memdir.store import ROOT, Entry, Listed, StoreError, listing_mark
 
 if TYPE_CHECKING:
@@ -217,8 +225,8 @@ def tree(
     if console.is_terminal or console.is_jupyter:
         lines = tree_lines(top, [Entry(*e) for e in drawn], marks, hidden)
         lines.append(f"[dim]{total}[/]")
-        for start in range(0, len(lines), _PRINTED_LINES):  # rich's set-up per call was
-            console.print("\n".join(lines[start : start + _PRINTED_LINES]))  # half the time
+        for start in range(0, len(lines), _PRINTED_LINES):
+            console.print(printable("\n".join(lines[start : start + _PRINTED_LINES])))
         return
     render = plain_console()
     lines = tree_text(top, drawn, marks, hidden, render)
@@ -226,7 +234,7 @@ def tree(
                  else _rendered(render, f"[dim]{total}[/]"))
     out = console.file
     for start in range(0, len(lines), _PRINTED_LINES):
-        out.write("\n".join(lines[start : start + _PRINTED_LINES]) + "\n")
+        out.write(printable("\n".join(lines[start : start + _PRINTED_LINES])) + "\n")
     out.flush()
 
 

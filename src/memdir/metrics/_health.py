@@ -58,6 +58,8 @@ class HealthReport:
     alarms: list[str] = field(default_factory=list)
     unreadable: dict[str, str] = field(default_factory=dict)
     """Files left out of every measure because they cannot be read, with the reason."""
+    conflicts: list[str] = field(default_factory=list)
+    """One alarm per file holding an unresolved sync conflict."""
 
     @property
     def healthy(self) -> bool:
@@ -68,6 +70,7 @@ class HealthReport:
         """How many alarms of each kind were raised (kinds with none left out)."""
         lost = self.lost
         counts = {
+            "sync conflict": len(self.conflicts),
             "unreadable file": len(self.unreadable),
             "dangling reference": len(self.metrics.shape.dangling),
             "near-duplicate": len(self.duplicates),
@@ -95,6 +98,7 @@ class HealthReport:
             "stale_facts": [asdict(s) for s in self.stale_facts],
             "lost_facts": lost,
             "unreadable": self.unreadable,
+            "sync_conflicts": self.conflicts,
             "thresholds": asdict(self.thresholds),
         }
 
@@ -145,9 +149,7 @@ def _reading(m: StoreMetrics) -> list[str]:
 
 
 def _alarms(report: HealthReport) -> list[str]:
-    files = report.metrics.tree.files
-    alarms = conflict_alarms({p: s.body for p, s in files.items()},
-                             {p: s.body_line for p, s in files.items()})
+    alarms = list(report.conflicts)
     for reason in report.unreadable.values():
         alarms.append(f"{reason.rstrip('.')}; it is left out of every measure")
     for d in report.metrics.shape.dangling:
@@ -211,5 +213,7 @@ def health_report(
         unreadable=unreadable,
     )
     report.reading = _reading(metrics)
+    report.conflicts = conflict_alarms({p: s.body for p, s in tree.files.items()},
+                                       {p: s.body_line for p, s in tree.files.items()})
     report.alarms = _alarms(report)
     return report

@@ -6,29 +6,62 @@ with an optional bearer token; over HTTP one server may also serve a folder of
 stores to many tenants, each found by its token (:func:`tenants_app`).
 """
 
-from memdir.server._server import SERVER_NAME, build_server, tool_annotations, tool_declarations
-from memdir.server._tenant_app import TenantToolSet, run_tenants, tenant_toolset, tenants_app
-from memdir.server._tenants import (
-    TENANT_TOOLSETS,
-    Tenant,
-    TenantIndex,
-    TenantsError,
-    add_tenant,
-    hash_token,
-    load_tenants,
-    tenant_store,
-)
-from memdir.server._transports import (
-    MCP_PATH,
-    BearerTokenGate,
-    LoopbackError,
-    allowed_hosts,
-    check_bind,
-    http_app,
-    is_loopback,
-    run_http,
-    run_stdio,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memdir.server._server import SERVER_NAME, build_server, tool_annotations, tool_declarations
+    from memdir.server._tenant_app import TenantToolSet, run_tenants, tenant_toolset, tenants_app
+    from memdir.server._tenants import (
+        TENANT_TOOLSETS,
+        Tenant,
+        TenantIndex,
+        TenantsError,
+        add_tenant,
+        hash_token,
+        load_tenants,
+        tenant_store,
+    )
+    from memdir.server._transports import (
+        MCP_PATH,
+        BearerTokenGate,
+        LoopbackError,
+        allowed_hosts,
+        check_bind,
+        http_app,
+        is_loopback,
+        run_http,
+        run_stdio,
+    )
+
+_HOMES = {
+    "SERVER_NAME": "_server", "build_server": "_server", "tool_annotations": "_server",
+    "tool_declarations": "_server",
+    "TenantToolSet": "_tenant_app", "run_tenants": "_tenant_app",
+    "tenant_toolset": "_tenant_app", "tenants_app": "_tenant_app",
+    "TENANT_TOOLSETS": "_tenants", "Tenant": "_tenants", "TenantIndex": "_tenants",
+    "TenantsError": "_tenants",
+    "add_tenant": "_tenants", "hash_token": "_tenants", "load_tenants": "_tenants",
+    "tenant_store": "_tenants",
+    "MCP_PATH": "_transports", "BearerTokenGate": "_transports",
+    "LoopbackError": "_transports", "allowed_hosts": "_transports",
+    "check_bind": "_transports", "http_app": "_transports", "is_loopback": "_transports",
+    "run_http": "_transports", "run_stdio": "_transports",
+}
+"""Where each public name lives: the MCP SDK loads (most of a second) only when one is used,
+so a light submodule (:mod:`memdir.server._handshake`) imports without it."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MCP_PATH",

@@ -20,33 +20,19 @@ will not help.
 from __future__ import annotations
 
 import logging
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from memdir.server._handshake import INSTRUCTIONS, SERVER_NAME, server_version
 from memdir.tools import ToolSet, ToolSpec
 from memdir.tools._limits import echo
 
 __all__ = ["SERVER_NAME", "build_server", "tool_annotations", "tool_declarations"]
 
-SERVER_NAME = "memdir"
 _LOG = logging.getLogger(__name__)
-
-_INSTRUCTIONS = (
-    "A memory store of markdown files under /memories. Survey it with view on /memories "
-    "(each file is listed with its description), probe with grep, and read only what you "
-    "need. Cite what you use by path, e.g. [/memories/people/alice.md:L10-15]."
-)
-
-
-def _version() -> str:
-    try:
-        return version("memdir")
-    except PackageNotFoundError:
-        return "0"
 
 
 def tool_annotations(spec: ToolSpec, *, closed_world: bool = True) -> types.ToolAnnotations:
@@ -130,8 +116,8 @@ def build_server(toolset: ToolSet, *, name: str = SERVER_NAME) -> Server[Any]:
 
     return Server(
         name,
-        version=_version(),
-        instructions=_INSTRUCTIONS,
+        version=server_version(),
+        instructions=INSTRUCTIONS,
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,

@@ -12,16 +12,13 @@ static token cannot finish, and the OAuth discovery paths answer ``404``.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import hmac
 import io
 import ipaddress
 import json
 import logging
-import os
 import re
 import sys
-import threading
 from typing import Any
 
 import anyio
@@ -34,6 +31,8 @@ from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memdir.server._handshake import StdinFeed
 
 __all__ = [
     "MCP_PATH",
@@ -167,50 +166,35 @@ async def _no_oauth(send: Send) -> None:
 
 
 class _StdinLines(anyio.AsyncFile[str]):
-    """Standard input, read line by line on a daemon thread.
+    """Standard input, line by line, from a :class:`~memdir.server._handshake.StdinFeed`.
 
     The SDK reads stdin on a worker thread that a stop must wait for, so Ctrl-C
-    did nothing until the next line arrived. A daemon thread is never waited
-    for: cancelling the server ends it at once, whatever stdin is (a terminal,
-    a pipe). It reads the descriptor with ``os.read``, holding no lock of
-    ``sys.stdin`` that the interpreter's shutdown would wait for.
+    did nothing until the next line arrived. The feed reads on a daemon thread,
+    which is never waited for: cancelling the server ends it at once, whatever
+    stdin is (a terminal, a pipe). It reads the descriptor with ``os.read``,
+    holding no lock of ``sys.stdin`` that the interpreter's shutdown would wait
+    for. A feed started early (``memdir serve`` starts it before the SDK loads)
+    has already answered the client's opening; its lines come first, in order.
     """
 
-    def __init__(self, fd: int) -> None:
-        super().__init__(io.StringIO())  # never read: lines come from the thread
-        self._fd = fd
-        self._lines: asyncio.Queue[str] | None = None
+    def __init__(self, feed: StdinFeed, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(io.StringIO())  # never read: lines come from the feed
+        lines: asyncio.Queue[str] = asyncio.Queue()
+        self._lines = lines
+        # From here on the feed answers nothing itself: this happens before the SDK
+        # claims standard output, so an early reply never lands on the diverted one.
+        feed.attach(lambda line: _put(loop, lines, line))
 
     async def readline(self) -> str:
         """The next line, or ``""`` at the end of input."""
-        if self._lines is None:
-            self._lines = asyncio.Queue()
-            threading.Thread(
-                target=self._pump, args=(asyncio.get_running_loop(), self._lines),
-                name="memdir-stdin", daemon=True,
-            ).start()
         return await self._lines.get()
 
-    def _pump(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str]) -> None:
-        decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
-        pending = ""
-        while True:
-            try:
-                data = os.read(self._fd, 1 << 16)
-            except OSError:
-                data = b""  # stdin closed or broken: the same as its end
-            pending += decode(data, final=not data)
-            *complete, pending = pending.split("\n")
-            batch = [line + "\n" for line in complete]
-            if not data:
-                batch += [pending, ""] if pending else [""]
-            try:
-                for line in batch:
-                    loop.call_soon_threadsafe(lines.put_nowait, line)
-            except RuntimeError:
-                return  # the server's loop is gone
-            if not data:
-                return
+
+def _put(loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str], line: str) -> None:
+    try:
+        loop.call_soon_threadsafe(lines.put_nowait, line)
+    except RuntimeError:
+        pass  # the server's loop is closed: it reads nothing more
 
 
 class _Answered:
@@ -292,12 +276,30 @@ class _DrainedInput:
 
 
 class _NotedOutput:
-    """The server's write stream, noting each answer in :class:`_Answered`."""
+    """The server's write stream, noting each answer in :class:`_Answered`.
 
-    def __init__(self, inner: Any, answered: _Answered) -> None:
+    A reply to a request the feed answered before the SDK loaded (``early``: the
+    key of its id to the text written) is not written twice: it is compared with
+    the early one, and a difference is logged as the bug it would be.
+    """
+
+    def __init__(self, inner: Any, answered: _Answered, early: dict[str, str] | None = None
+                 ) -> None:
         self._inner, self._answered = inner, answered
+        self._early = early if early is not None else {}
 
     async def send(self, item: Any, /) -> None:
+        message = getattr(item, "message", None)
+        if self._early and isinstance(message, JSONRPCResponse | JSONRPCError):
+            sent = self._early.pop(repr(message.id), None)
+            if sent is not None:
+                own = message.model_dump_json(by_alias=True, exclude_unset=True)
+                if own != sent:
+                    _LOG.warning("memdir serve: the reply given before the MCP SDK loaded "
+                                 "differs from the SDK's; this is a bug in memdir, please "
+                                 "report it.\n early: %.2000s\n SDK:   %.2000s", sent, own)
+                self._answered.written(item)
+                return
         await self._inner.send(item)
         self._answered.written(item)
 
@@ -398,7 +400,7 @@ class _Answering:
         await self.aclose()
 
 
-async def run_stdio(server: Server[Any]) -> None:
+async def run_stdio(server: Server[Any], feed: StdinFeed | None = None) -> None:
     """Serve one client over this process's standard input and output.
 
     At the end of input the requests already read are answered before the
@@ -406,13 +408,21 @@ async def run_stdio(server: Server[Any]) -> None:
     once, without waiting for another line on standard input. A line that is
     not a readable JSON-RPC message is answered with a parse error rather than
     dropped.
+
+    Args:
+        server: The server (see :func:`~memdir.server.build_server`).
+        feed: Standard input as read since the process started, its opening
+            perhaps answered already (see :mod:`memdir.server._handshake`);
+            None starts reading now.
     """
     from memdir.config import get_settings
 
     answered = _Answered(get_settings().tool_time_limit + _SHUTDOWN_SECONDS)
-    stdin = _StdinLines(sys.stdin.fileno())
+    if feed is None:
+        feed = StdinFeed(sys.stdin.fileno(), early=False).start()
+    stdin = _StdinLines(feed, asyncio.get_running_loop())
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-        noted = _NotedOutput(write_stream, answered)
+        noted = _NotedOutput(write_stream, answered, feed.answered)
         await server.run(_DrainedInput(_Answering(read_stream, noted), answered), noted,
                          server.create_initialization_options())
 

@@ -3,7 +3,8 @@
 Per task the order is fixed and leak-free: the variant retrieves from the store
 as the earlier attempts left it, the execution policy plays the task, the
 variant integrates the attempt, the store is snapshotted (one git commit per
-task, ``task NNN <task id>``) and audited, and a :class:`StepRecord` is written.
+task, ``task NNN <task id>`` with NNN counted from 1) and audited, and a
+:class:`StepRecord` is written.
 
 A cell's folder holds ``cell.json`` and one folder per chain, each with the chain
 runner's ``chain.json`` and ``tasks/NNN.json`` plus ``steps/NNN.json`` (the step
@@ -20,6 +21,7 @@ folder's ``evals.json``, so ``inspect view`` shows them as it shows study cells.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -185,16 +187,37 @@ def _store_size(store: Store | None) -> tuple[int, int]:
     return len(files), sum(len(store.read(p).encode("utf-8")) for p in files)
 
 
-def _restore(history: History, message_prefix: str) -> None:
-    """Put the live store back to the newest snapshot whose message starts with ``message_prefix``.
+_TASK_SNAPSHOT = re.compile(r"task \d{3} (?P<task_id>.+)")
+"""A task's snapshot message: ``task NNN <task id>``. NNN is the task's place in the
+chain from 1, as the chain page counts (runs written before counted from 0), so the
+message is matched by its task id, which a chain holds once."""
 
-    The store is made to hold exactly that snapshot's files (:meth:`History.restore`:
+
+def _snapshot_message(position: int, task_id: str) -> str:
+    return f"task {position + 1:03d} {task_id}"
+
+
+def _restore(history: History, after: StepRecord | None) -> None:
+    """Put the live store back to the snapshot taken after the task ``after`` recorded.
+
+    With ``after`` None, that is the empty store the chain started with. The step's
+    snapshot is found by the commit its record names, or else (a record without one)
+    by the task id in the snapshot's message, whichever way its number counts. The
+    store is made to hold exactly that snapshot's files (:meth:`History.restore`:
     whatever was written since goes, whatever its name); the history is not changed.
     """
-    step = next((s for s in reversed(history.steps()) if s.message.startswith(message_prefix)),
-                None)
+    steps = list(reversed(history.steps()))
+    if after is None:
+        step = next((s for s in steps if s.message.startswith("start")), None)
+        wanted = "start: empty store"
+    else:
+        step = next((s for s in steps if after.snapshot and s.commit == after.snapshot), None)
+        if step is None:
+            step = next((s for s in steps if (m := _TASK_SNAPSHOT.fullmatch(s.message))
+                         and m["task_id"] == after.task_id), None)
+        wanted = f"the one after task {after.task_id} (position {after.position})"
     if step is None:
-        raise RuntimeError(f"no snapshot '{message_prefix}...' in {history.root}; the chain "
+        raise RuntimeError(f"no snapshot {wanted} in {history.root}; the chain "
                            "folder is damaged, start it again in a fresh folder")
     history.restore(step)
 
@@ -246,7 +269,7 @@ class _ChainRun:
             position, trajectory, Served(served.guidance, served.paths, served.retrieval))
         snapshot = None
         if self.history is not None:
-            snapshot = self.history.snapshot(f"task {position:03d} {trajectory.task_id}")
+            snapshot = self.history.snapshot(_snapshot_message(position, trajectory.task_id))
         files, size = _store_size(self.store)
         step = StepRecord(
             position=position, task_id=trajectory.task_id, family=trajectory.family,
@@ -273,7 +296,7 @@ class _ChainRun:
                                    "cannot be integrated again. Start the chain afresh.")
             if self.history is not None:
                 earlier = [p for p in steps if p < position]
-                _restore(self.history, f"task {max(earlier):03d} " if earlier else "start")
+                _restore(self.history, steps[max(earlier)] if earlier else None)
             served = read_record(path, ServedRecord)
             await self.finish(position, trajectory, served)
             steps = load_steps(self.dir)

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import logging
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from memdir.store._paths import is_temp_name, open_dir, open_root
 from memdir.store._tree import STATE_NAMES
@@ -43,25 +44,37 @@ __all__ = ["Changes", "ChangeFeed"]
 
 _log = logging.getLogger(__name__)
 
-try:  # Linux only; elsewhere every feed is a walking one
-    import inotify_simple as _inotify
-except ImportError:  # pragma: no cover - exercised on systems without inotify
-    _inotify = None
-
 Parts = tuple[str, ...]
 
-if _inotify is not None:
-    _F = _inotify.flags
-    _WATCH: Final = (
-        _F.CREATE | _F.DELETE | _F.MODIFY | _F.CLOSE_WRITE | _F.ATTRIB | _F.MOVED_FROM
-        | _F.MOVED_TO | _F.DELETE_SELF | _F.MOVE_SELF | _F.ONLYDIR | _F.EXCL_UNLINK
-    )
-    _ISDIR: Final = int(_F.ISDIR)
-    _NEW_DIR: Final = int(_F.CREATE | _F.MOVED_TO)
-    _OUT_DIR: Final = int(_F.DELETE | _F.MOVED_FROM)
-    _GONE_SELF: Final = int(_F.DELETE_SELF | _F.MOVE_SELF)
-    _IGNORED: Final = int(_F.IGNORED)
-    _OVERFLOW: Final = int(_F.Q_OVERFLOW)
+# The inotify binding is imported at the first feed that starts watching, not with
+# this module: a process that reads once (one grep, one search) never loads it.
+_AVAILABLE: Final = importlib.util.find_spec("inotify_simple") is not None
+"""Linux with the binding installed; elsewhere every feed is a walking one."""
+_inotify: Any = None
+_WATCH = _ISDIR = _NEW_DIR = _OUT_DIR = _GONE_SELF = _IGNORED = _OVERFLOW = 0
+"""The event masks, set by :func:`_load_inotify`."""
+
+
+def _load_inotify() -> Any:
+    """The inotify binding, imported on first use (None where it cannot be)."""
+    global _inotify, _WATCH, _ISDIR, _NEW_DIR, _OUT_DIR, _GONE_SELF, _IGNORED, _OVERFLOW
+    if _inotify is None and _AVAILABLE:
+        try:
+            import inotify_simple
+        except ImportError:  # pragma: no cover - a broken installation
+            return None
+        flags = inotify_simple.flags
+        _WATCH = int(flags.CREATE | flags.DELETE | flags.MODIFY | flags.CLOSE_WRITE
+                     | flags.ATTRIB | flags.MOVED_FROM | flags.MOVED_TO | flags.DELETE_SELF
+                     | flags.MOVE_SELF | flags.ONLYDIR | flags.EXCL_UNLINK)
+        _ISDIR = int(flags.ISDIR)
+        _NEW_DIR = int(flags.CREATE | flags.MOVED_TO)
+        _OUT_DIR = int(flags.DELETE | flags.MOVED_FROM)
+        _GONE_SELF = int(flags.DELETE_SELF | flags.MOVE_SELF)
+        _IGNORED = int(flags.IGNORED)
+        _OVERFLOW = int(flags.Q_OVERFLOW)
+        _inotify = inotify_simple
+    return _inotify
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,18 +124,19 @@ class ChangeFeed:
         self._everything = True  # the first poll: the reader has seen nothing yet
         self._dirs: dict[int, Parts] = {}
         self._wds: dict[Parts, int] = {}
-        self._notify: _inotify.INotify | None = None
-        self._waiting = lazy and _inotify is not None
+        self._notify: Any = None
+        self._waiting = lazy and _AVAILABLE
         """Lazy and not polled yet: the watches start at the second poll."""
         self._polled = False
         if not self._waiting:
             self._start()
 
     def _start(self) -> None:
-        if _inotify is None:
+        binding = _load_inotify()
+        if binding is None:
             return
         try:
-            self._notify = _inotify.INotify(nonblocking=True)
+            self._notify = binding.INotify(nonblocking=True)
         except OSError as exc:
             _log.info("no inotify for %s (%s): searches walk the files", self.root, exc)
             return

@@ -28,7 +28,8 @@ import numpy as np
 
 from memdir.tools._bm25matrix import Segment
 
-__all__ = ["FORMAT", "Saved", "SavedIndexError", "check_postings", "read_saved", "write_saved"]
+__all__ = ["FORMAT", "Saved", "SavedIndexError", "SavedTerms", "check_order", "check_postings",
+           "read_saved", "write_saved"]
 
 FORMAT: Final = 2
 """Version of the layout and of what is indexed; bump on change."""
@@ -46,12 +47,58 @@ class SavedIndexError(ValueError):
     """A saved index that cannot be used (damaged, crafted or from another version)."""
 
 
+class SavedTerms:
+    """The vocabulary of a saved index, looked up in place: a term's id is its position.
+
+    A query needs the ids of a few terms, not a mapping of every term, so a new
+    process finds each one in the NUL-separated text (a search in C) and builds the
+    whole mapping only when it must add terms (:meth:`as_dict`).
+
+    Args:
+        text: The terms, NUL-separated, in id order.
+        count: How many there are (checked against ``text``).
+
+    Raises:
+        SavedIndexError: ``text`` does not hold ``count`` terms.
+    """
+
+    def __init__(self, text: str, count: int) -> None:
+        found = text.count("\0") + 1 if text else 0
+        if found != count:
+            raise SavedIndexError(f"it lists {found} names where its header says {count}")
+        self._text = "\0" + text + "\0"
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def get(self, term: str) -> int | None:
+        """The id of ``term``, or None if the vocabulary lacks it."""
+        if not term or "\0" in term:
+            return None
+        at = self._text.find("\0" + term + "\0")
+        return None if at < 0 else self._text.count("\0", 0, at)
+
+    def as_dict(self) -> dict[str, int]:
+        """Every term with its id.
+
+        Raises:
+            SavedIndexError: A term is listed twice.
+        """
+        if not self._count:
+            return {}
+        terms = {term: i for i, term in enumerate(self._text[1:-1].split("\0"))}
+        if len(terms) != self._count:
+            raise SavedIndexError("it lists a term twice")
+        return terms
+
+
 @dataclass(frozen=True, slots=True)
 class Saved:
     """A compacted index as saved: the segment, each slot's file and fingerprint."""
 
     stemmer: str
-    vocab: list[str]
+    vocab: list[str] | SavedTerms
     paths: list[str]
     """Sorted: slot i is ``paths[i]``."""
     segment: Segment
@@ -77,7 +124,7 @@ def write_saved(target: Path, saved: Saved) -> None:
         "mtime_ns": saved.mtime_ns.astype("<i8"),
         "ctime_ns": saved.ctime_ns.astype("<i8"),
         "size": saved.size.astype("<i8"),
-        "vocab": np.frombuffer("\0".join(saved.vocab).encode("utf-8"), dtype="|u1"),
+        "vocab": np.frombuffer("\0".join(_terms(saved.vocab)).encode("utf-8"), dtype="|u1"),
         "paths": np.frombuffer("\0".join(saved.paths).encode("utf-8"), dtype="|u1"),
     }
     layout: dict[str, list[Any]] = {}
@@ -138,7 +185,7 @@ def read_saved(source: Path, stemmer: str) -> Saved | None:
     arrays = {name: _view(buffer, start, header, name) for name in _ARRAYS}
     saved = Saved(
         stemmer=stemmer,
-        vocab=_strings(arrays["vocab"], int(header.get("terms", -1))),
+        vocab=SavedTerms(_text(arrays["vocab"]), int(header.get("terms", -1))),
         paths=_strings(arrays["paths"], int(header.get("files", -1))),
         segment=Segment(arrays["indptr"], arrays["slots"], arrays["tf"]),
         lengths=arrays["lengths"],
@@ -169,11 +216,19 @@ def _view(buffer: mmap.mmap, start: int, header: dict[str, Any], name: str) -> _
     return np.frombuffer(buffer, dtype=dtype, count=count, offset=start + offset)
 
 
-def _strings(blob: _Array, expected: int) -> list[str]:
+def _terms(vocab: list[str] | SavedTerms) -> list[str]:
+    return list(vocab.as_dict()) if isinstance(vocab, SavedTerms) else vocab
+
+
+def _text(blob: _Array) -> str:
     try:
-        text = blob.tobytes().decode("utf-8")
+        return blob.tobytes().decode("utf-8")
     except UnicodeDecodeError:
         raise SavedIndexError("its names are not UTF-8") from None
+
+
+def _strings(blob: _Array, expected: int) -> list[str]:
+    text = _text(blob)
     found = text.split("\0") if text else []
     if len(found) != expected:
         raise SavedIndexError(f"it lists {len(found)} names where its header says {expected}")
@@ -183,7 +238,8 @@ def _strings(blob: _Array, expected: int) -> list[str]:
 def _check(saved: Saved) -> None:
     """Check what costs no more than the files and terms to check (not every posting).
 
-    The postings themselves are checked as queries read them
+    The order of the paths is the caller's to check (:func:`check_order`). The
+    postings themselves are checked as queries read them
     (:meth:`Segment.postings` callers use :func:`check_postings`), so a new process
     does not read the whole file before its first answer.
     """
@@ -199,7 +255,15 @@ def _check(saved: Saved) -> None:
         raise SavedIndexError("its posting offsets are out of order")
     if n_files and int(saved.lengths.min()) < 0:
         raise SavedIndexError("it gives a file a negative length")
-    if any(a >= b for a, b in zip(saved.paths, saved.paths[1:], strict=False)):
+
+
+def check_order(paths: list[str]) -> None:
+    """Raise :class:`SavedIndexError` unless ``paths`` are sorted and distinct.
+
+    Not part of :func:`read_saved`: a reader that finds the same paths on disk,
+    walked and sorted, has its proof without this pass over them.
+    """
+    if any(a >= b for a, b in zip(paths, paths[1:], strict=False)):
         raise SavedIndexError("its paths are not sorted and distinct")
 
 

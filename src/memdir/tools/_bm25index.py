@@ -55,6 +55,8 @@ from memdir.store._tree import memory_files, nodes_at
 from memdir.tools._bm25file import (
     Saved,
     SavedIndexError,
+    SavedTerms,
+    check_order,
     check_postings,
     read_saved,
     write_saved,
@@ -239,7 +241,8 @@ class FileIndex:
 
     def _reset(self) -> None:
         """Forget every file (the next refresh reads them all)."""
-        self._vocab: dict[str, int] = {}
+        self._vocab: dict[str, int] | SavedTerms = {}
+        """Term -> id; as read from the saved file until a term must be added."""
         self._main: Segment | None = None
         self._n_main = 0
         """Slots below this are the compacted segment's, in path order."""
@@ -248,7 +251,11 @@ class FileIndex:
         """Each slot's fingerprint (a :data:`_Key` per row)."""
         self._lengths = np.zeros(0, dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
-        self._slot_of: dict[str, int] = {}
+        self._slots: dict[str, int] | None = {}
+        """Path -> slot of each live file; None right after a compacted index was installed
+        (slot i is then ``paths[i]``, and the mapping is built on first need)."""
+        self._order_checked = True
+        """Whether the compacted paths are known to be sorted and distinct."""
         self._delta: dict[int, DocTerms] = {}
         self._delta_postings: dict[int, tuple[list[int], list[int]]] | None = {}
         """Term -> slots and counts of delta files, dead ones included (the mask drops
@@ -262,7 +269,25 @@ class FileIndex:
         """Each term's idf as of the last change (a search shows lines for ten hits)."""
 
     def __len__(self) -> int:
-        return len(self._slot_of)
+        return self._n_live()
+
+    @property
+    def _slot_of(self) -> dict[str, int]:
+        if self._slots is None:
+            self._slots = {p: i for i, p in enumerate(self._paths)}
+        return self._slots
+
+    def _n_live(self) -> int:
+        return self._n_main if self._slots is None else len(self._slots)
+
+    def _vocab_dict(self) -> dict[str, int]:
+        """The vocabulary as a mapping that terms can be added to (built from the file once)."""
+        if isinstance(self._vocab, SavedTerms):
+            self._vocab = self._vocab.as_dict()
+        return self._vocab
+
+    def _term(self, term: str) -> int | None:
+        return self._vocab.get(term)
 
     @property
     def live(self) -> bool:
@@ -282,7 +307,11 @@ class FileIndex:
     def refresh(self) -> bool:
         """Bring the index in step with the files; return whether anything changed."""
         with self._lock:
-            return self._refresh()
+            try:
+                return self._refresh()
+            except SavedIndexError as exc:  # found while taking up the saved index
+                self._distrust(exc)
+                return True
 
     # -- keeping in step -----------------------------------------------------------
 
@@ -298,6 +327,7 @@ class FileIndex:
         if changes is None or changes.everything:
             todo, gone = self._compare_all()
         else:
+            self._check_order()
             found: dict[str, _Key] = {}
             stale: set[str] = set()
             for parts in changes.paths:
@@ -328,11 +358,11 @@ class FileIndex:
         return changed or first
 
     def _compact_at(self) -> float:
-        return max(self._compact_min, _COMPACT_SHARE * len(self._slot_of))
+        return max(self._compact_min, _COMPACT_SHARE * self._n_live())
 
     def _churn(self) -> int:
         """Slots past the compacted ones, and compacted slots whose file changed or went."""
-        live_main = len(self._slot_of) - len(self._delta)
+        live_main = self._n_live() - len(self._delta)
         return len(self._paths) - live_main
 
     def _walk(self, parts: tuple[str, ...]) -> dict[str, _Key]:
@@ -353,8 +383,11 @@ class FileIndex:
     def _compare_all(self) -> tuple[list[tuple[str, _Key]], list[str]]:
         """Walk every file: the ones to (re)read with their fingerprints, and the ones gone.
 
-        The fingerprints are compared as arrays, so the only work per unchanged file is
-        its ``lstat`` and one lookup of its path.
+        The walk is sorted by path; where it finds exactly the compacted files (a
+        new process over an unchanged set of files, the usual case), slot i is walked
+        file i and the fingerprints are compared as two arrays, with no lookup per
+        file. Otherwise each walked path is looked up. Either way the only work per
+        unchanged file is its ``lstat`` and its part of the comparison.
         """
         try:
             root_fd = open_root(self.store.root)
@@ -366,18 +399,24 @@ class FileIndex:
             walked = []
         finally:
             os.close(root_fd)
+        walked.sort(key=_first)
         n = len(walked)
         virtuals = [v for v, _ in walked]
-        fp = np.array([(st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-                       for _, st in walked], dtype=np.int64).reshape(n, _FP_COLUMNS)
+        fp = np.array([x for _, st in walked
+                       for x in (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)],
+                      dtype=np.int64).reshape(n, _FP_COLUMNS)
+        if n == self._n_main == len(self._paths) == self._n_live() and not self._delta \
+                and virtuals == self._paths:
+            self._order_checked = True  # the walk, sorted, holds the same distinct paths
+            changed = np.flatnonzero((self._fp[:n] != fp).any(axis=1)).tolist()
+            return [(virtuals[i], _key(fp[i])) for i in changed], []
+        self._check_order()
         get = self._slot_of.get
         slots = np.fromiter((get(v, -1) for v in virtuals), dtype=np.int64, count=n)
         known = np.flatnonzero(slots >= 0)
         same = np.zeros(n, dtype=bool)
         same[known] = (self._fp[slots[known]] == fp[known]).all(axis=1)
-        todo = [(virtuals[i], (int(a), int(b), int(c), int(d)))
-                for i, (a, b, c, d) in zip(np.flatnonzero(~same).tolist(),
-                                           fp[~same].tolist(), strict=True)]
+        todo = [(virtuals[i], _key(fp[i])) for i in np.flatnonzero(~same).tolist()]
         seen = np.zeros(len(self._paths), dtype=bool)
         seen[slots[known]] = True
         gone = np.flatnonzero(self._alive[: len(self._paths)] & ~seen)
@@ -402,7 +441,7 @@ class FileIndex:
         if virtual in self._slot_of:
             self._drop(virtual)
         text = _read(self.store, virtual)
-        terms = doc_terms(*self.tokenizer.counts(index_text(virtual, text)), self._vocab)
+        terms = doc_terms(*self.tokenizer.counts(index_text(virtual, text)), self._vocab_dict())
         self.tokenized += 1
         slot = len(self._paths)
         self._paths.append(virtual)
@@ -448,7 +487,8 @@ class FileIndex:
         self._fp = np.array(fp, dtype=np.int64).reshape(n, _FP_COLUMNS)
         self._lengths = np.array(lengths, dtype=np.int64)
         self._alive = np.ones(n, dtype=bool)
-        self._slot_of = {p: i for i, p in enumerate(paths)}
+        self._slots = None
+        self._order_checked = True
         self._delta = {}
         self._delta_postings = {}
         self._total_length = int(self._lengths.sum())
@@ -464,7 +504,7 @@ class FileIndex:
         fp = self._fp[: len(self._paths)]
         saved = Saved(
             stemmer=self.tokenizer.stemmer,
-            vocab=list(self._vocab),
+            vocab=list(self._vocab_dict()),
             paths=self._paths,
             segment=self._main,
             lengths=self._lengths,
@@ -488,10 +528,17 @@ class FileIndex:
             return
         if saved is None:
             return
-        self._vocab = {term: i for i, term in enumerate(saved.vocab)}
         fp = np.stack([saved.ino, saved.mtime_ns, saved.ctime_ns, saved.size], axis=1)
         self._install(saved.paths, fp, saved.lengths, saved.segment)
+        self._vocab = saved.vocab if isinstance(saved.vocab, SavedTerms) \
+            else {term: i for i, term in enumerate(saved.vocab)}
         self._from_file = True
+        self._order_checked = False  # checked by the first walk, or by check_order
+
+    def _check_order(self) -> None:
+        if not self._order_checked:
+            check_order(self._paths[: self._n_main])
+            self._order_checked = True
 
     # -- answering -----------------------------------------------------------------
 
@@ -508,7 +555,7 @@ class FileIndex:
         if self._from_file and term not in self._checked:
             check_postings(slots, counts, self._n_main)
             self._checked.add(term)
-        if len(slots) and self._n_main > len(self._slot_of) - len(self._delta):
+        if len(slots) and self._n_main > self._n_live() - len(self._delta):
             keep = self._alive[slots]  # some compacted files were changed or removed
             slots, counts = slots[keep], counts[keep]
         if self._delta_postings is None:
@@ -554,11 +601,11 @@ class FileIndex:
         self._refresh()
 
     def _search(self, query: str | Sequence[str], k: int, under: str) -> list[Hit]:
-        n_live = len(self._slot_of)
+        n_live = self._n_live()
         if not n_live:
             return []
         terms = self.tokenizer(query) if isinstance(query, str) else list(query)
-        ids = [self._vocab[t] for t in dict.fromkeys(terms) if t in self._vocab]
+        ids = [i for t in dict.fromkeys(terms) if (i := self._term(t)) is not None]
         n_slots = len(self._paths)
         avg = self._total_length / n_live if self._total_length > 0 else 1.0
         scores = score_terms([self._postings(t) for t in ids], self._lengths, n_live,
@@ -586,11 +633,11 @@ class FileIndex:
         found = self._idf_memo.get(term)
         if found is not None:
             return found
-        i = self._vocab.get(term)
+        i = self._term(term)
         if i is None:
             return 0.0
         df = len(self._postings(i)[0])
-        n = len(self._slot_of)
+        n = self._n_live()
         found = self._idf_memo[term] = float(np.log1p((n - df + 0.5) / (df + 0.5))) if df else 0.0
         return found
 
@@ -626,6 +673,15 @@ class FileIndex:
 
 _NONE: Final = np.zeros(0, dtype=np.int32)
 _STOPWORDS: Final = _english_stopwords()
+
+
+def _first(item: tuple[str, os.stat_result]) -> str:
+    return item[0]
+
+
+def _key(row: np.ndarray[Any, Any]) -> _Key:
+    a, b, c, d = row.tolist()
+    return int(a), int(b), int(c), int(d)
 
 
 def _extend(postings: dict[int, tuple[list[int], list[int]]], slot: int, terms: DocTerms) -> None:

@@ -38,6 +38,8 @@ __all__ = ["CACHE_BYTES", "TextCache", "cache_for"]
 CACHE_BYTES: Final = 512 * 1024 * 1024
 """Most file bytes one store's cache holds in memory."""
 _CACHED_STORES: Final = 4
+_BULK: Final = 64
+"""From this many files to (re)read at once, they are read folder by folder."""
 
 _Key = tuple[int, int, int, int]
 
@@ -109,9 +111,12 @@ class TextCache:
                     stale.add(virtual)
         for virtual in stale - found.keys():
             self._forget(virtual)
-        for virtual, key in found.items():
-            if self._keys.get(virtual) != key:
+        todo = [(virtual, key) for virtual, key in found.items() if self._keys.get(virtual) != key]
+        if len(todo) < _BULK:
+            for virtual, key in todo:
                 self._take(virtual, key)
+        else:
+            self._take_all(todo)
 
     def _walk(self, parts: tuple[str, ...]) -> dict[str, _Key]:
         root_fd = open_root(self.store.root)
@@ -144,6 +149,58 @@ class TextCache:
             if data is not None:
                 self._data[virtual] = data
                 self._held += len(data)
+
+    def _take_all(self, todo: list[tuple[str, _Key]]) -> None:
+        """:meth:`_take` for many files at once (a first use, a big change).
+
+        The paths are sorted once, not inserted one by one, and files are read
+        folder by folder, each folder opened once (a read of one file opens each
+        folder on its way from the root).
+        """
+        for virtual, _ in todo:
+            if virtual in self._keys:
+                self._forget(virtual)
+        for virtual, key in todo:
+            self._keys[virtual] = key
+        self._order.extend(virtual for virtual, _ in todo)
+        self._order.sort()
+        chosen: dict[tuple[str, ...], list[str]] = {}
+        for virtual, key in todo:
+            if self._held + key[3] <= self.limit:
+                self._held += key[3]  # reserved; corrected by what is read
+                *within, name = virtual[len(ROOT) + 1:].split("/")
+                chosen.setdefault(tuple(within), []).append(name)
+        root_fd = open_root(self.store.root)
+        try:
+            for parts, names in chosen.items():
+                self._read_folder(root_fd, parts, names)
+        finally:
+            os.close(root_fd)
+
+    def _read_folder(self, root_fd: int, folder: tuple[str, ...], names: list[str]) -> None:
+        prefix = "/".join((ROOT, *folder, ""))
+        try:
+            fd = open_dir(root_fd, folder)
+        except OSError:
+            fd = -1  # gone meanwhile: nothing held, each is read (or not) at use
+        try:
+            for name in names:
+                virtual = prefix + name
+                reserved = self._keys[virtual][3]
+                data = None
+                if fd >= 0:
+                    self.reads += 1
+                    try:
+                        data = read_at(fd, name)
+                    except OSError:
+                        data = None
+                self._held -= reserved
+                if data is not None and self._held + len(data) <= self.limit:
+                    self._data[virtual] = data
+                    self._held += len(data)
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
     def _read(self, virtual: str) -> bytes | None:
         """A file's bytes through the store's handles (no link followed); None if gone."""

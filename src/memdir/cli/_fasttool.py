@@ -1,0 +1,115 @@
+"""``memdir tool`` without the command-line framework, for calls of the read-only sets.
+
+Building the typer application and coercing its arguments loads typer and
+much of pydantic, which costs about as much as a ranked search of a large
+store. A call whose arguments are plain (a store folder, ``--set`` naming one
+of the read-only sets ``read``, ``bm25`` or ``chunk``, and the call as JSON,
+each in its ordinary spelling) is run here through the same dispatcher
+(:meth:`memdir.tools.ToolSet.call`) and printed as ``memdir tool`` prints it:
+the tool's text and a newline on standard output, exit status 2 when the tool
+returned an error. Anything else (help, ``--list``, a call read from standard
+input, a set that writes, a call or setting the command would refuse, output
+that ``memdir tool`` would alter on its way to a pipe) goes to the full
+command line, which answers it from the start: nothing is printed here unless
+the call ran and its text can be printed as it is. A call handed on after it
+ran is run again there, which only reads.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run"]
+
+_READ_ONLY_SETS = ("read", "bm25", "chunk")
+_ERROR = 2
+"""``memdir.cli._common.ExitCode.ERROR``, without importing typer."""
+
+
+def _parse(argv: Sequence[str]) -> tuple[str, str, str] | None:
+    """The store, set name and call of a plain call, or None."""
+    positional: list[str] = []
+    set_name = "read"
+    words = iter(argv)
+    for word in words:
+        if word == "--set":
+            value = next(words, None)
+            if value is None or value.startswith("-"):
+                return None
+            set_name = value
+        elif word.startswith("-"):
+            return None  # --help, --list, '-' (stdin), --set=X, ...
+        else:
+            positional.append(word)
+    if len(positional) != 2 or set_name not in _READ_ONLY_SETS:
+        return None
+    return positional[0], set_name, positional[1]
+
+
+def _call(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The tool name and arguments of a call ``memdir tool`` would accept as written."""
+    from memdir.tools._arguments import read_json
+
+    try:
+        call = read_json(text)
+    except ValueError:
+        return None
+    if not isinstance(call, dict) or set(call) - {"name", "arguments"}:
+        return None
+    name, arguments = call.get("name"), call.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(name, str) or not name or not isinstance(arguments, dict):
+        return None
+    return name, arguments
+
+
+def _printable(text: str) -> bool:
+    """Whether ``typer.echo`` would print ``text`` unchanged (no escapes to strip, encodable)."""
+    if "\x1b" in text:
+        return False
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def run(argv: Sequence[str]) -> bool:
+    """Answer ``memdir tool ARGV`` if the call is plain; False hands it to the full command line.
+
+    Raises:
+        SystemExit: With status 2 after printing a tool's error, as ``memdir tool`` exits.
+    """
+    parsed = _parse(argv)
+    if parsed is None:
+        return False
+    folder, set_name, text = parsed
+    call = _call(text)
+    if call is None or not os.path.isdir(folder):
+        return False
+    import asyncio
+
+    from memdir.config import SettingsError, get_settings
+    from memdir.store import Store, StoreError
+    from memdir.tools import make_toolset
+
+    try:  # the full command line checks every setting before any command
+        settings = get_settings()
+        store = Store(Path(folder), max_file_bytes=settings.max_file_bytes, sweep_now=False)
+        toolset = make_toolset(set_name, store)
+    except (SettingsError, StoreError, OSError, ImportError):
+        return False
+    result = asyncio.run(toolset.call(*call))
+    if not _printable(result.content):
+        return False
+    sys.stdout.write(result.content + "\n")
+    sys.stdout.flush()
+    if result.is_error:
+        raise SystemExit(_ERROR)
+    return True
