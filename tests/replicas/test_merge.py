@@ -298,3 +298,17 @@ def test_conflicts_over_conflicts_grow_by_versions_not_by_copies() -> None:
     assert len(text) < 4_000  # linear in the rounds: 12 rounds, a few dozen lines
     for n in range(12):
         assert f"phone: r{n}" in text and f"phone: e{n}" in text
+
+
+def test_the_same_versions_under_two_replicas_names_merge_alike_on_both() -> None:
+    # Found by the simulation: two replicas each merged the same two versions of a
+    # block, each naming the text it kept after itself; merging those two results
+    # kept this side's name again, so every further merge made a new file and the
+    # replicas never settled (1,500 merge commits in a run). The name that sorts
+    # first is kept now, whichever side is merging.
+    from memdir.store._merge import _fullest
+
+    same, own = "- a\n- b", ("replica r0", "- c")
+    one = _fullest([("replica r2", same), ("replica r0", same), own])
+    other = _fullest([("replica r0", same), ("replica r2", same), own])
+    assert one == other == [("replica r0", "- a\n- b"), ("replica r0", "- c")]

@@ -182,7 +182,7 @@ def test_concurrent_replicas_in_separate_processes_all_converge(tmp_path: Path,
 
 
 def test_a_file_written_without_the_lock_mid_sync_is_never_overwritten(
-        tmp_path: Path, remote: Path) -> None:
+        tmp_path: Path, remote: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = make_replica(tmp_path, "a", str(remote))
     a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\nbase\n")
     a.sync()
@@ -202,33 +202,36 @@ def test_a_file_written_without_the_lock_mid_sync_is_never_overwritten(
     text = a.store.read("/memories/n.md")
     assert "during" in text and "from b" in text
 
-    class Sneaky(Replica):
+    from memdir.store import _integrate
+
+    real_apply = _integrate.apply_trees
+    sneaks = {"left": 1}
+
+    def sneaky_apply(history: object, old: str, new: str) -> object:
         """Writes the file behind the lock's back just before the merge is applied."""
+        if sneaks["left"]:
+            sneaks["left"] -= 1
+            text = (a.root / "n.md").read_text()
+            (a.root / "n.md").write_text(text + f"sneaked {sneaks['left']}\n")
+        return real_apply(history, old, new)  # type: ignore[arg-type]
 
-        times = 1
-
-        def _trees(self, head: str | None, target: str) -> tuple[str | None, str]:
-            if self.times:
-                self.times -= 1
-                text = (self.root / "n.md").read_text()
-                (self.root / "n.md").write_text(text + f"sneaked {self.times}\n")
-            return super()._trees(head, target)
-
+    monkeypatch.setattr(_integrate, "apply_trees", sneaky_apply)
     b.store.edit("/memories/n.md", lambda t: t + "more from b\n")
     b.sync()
-    once = Sneaky(a.store, name="a")
+    once = Replica(a.store, name="a")
     assert once.sync().ok  # the file it was about to replace had changed: recorded, merged
     text = a.store.read("/memories/n.md")
     assert "sneaked 0" in text and "more from b" in text
     b.sync()
     b.store.edit("/memories/n.md", lambda t: t + "again from b\n")
     b.sync()
-    always = Sneaky(a.store, name="a")
-    always.times = 10
+    always = Replica(a.store, name="a")
+    sneaks["left"] = 10
     with pytest.raises(SyncError, match="kept changing"):
         always.sync()
     text = a.store.read("/memories/n.md")
     assert "sneaked 7" in text and "again from b" not in text  # nothing overwritten
+    monkeypatch.setattr(_integrate, "apply_trees", real_apply)
     assert a.sync().ok
     text = a.store.read("/memories/n.md")
     assert "sneaked 7" in text and "again from b" in text

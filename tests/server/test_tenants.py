@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from memdir.server import (
     TENANT_TOOLSETS,
+    TenantIndex,
     TenantsError,
     add_tenant,
     load_tenants,
@@ -98,7 +99,8 @@ def site(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Site]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
-    app = tenants_app(load_tenants(made.file), made.stores, host="127.0.0.1", port=port,
+    # Through the index a server keeps of the file, as `memdir serve --tenants` reads it.
+    app = tenants_app(TenantIndex(made.file), made.stores, host="127.0.0.1", port=port,
                       **cache)
     made.app = app
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
@@ -427,3 +429,51 @@ def test_a_malformed_tenants_file_is_a_clear_error_and_is_left_alone(tmp_path: P
     with pytest.raises(TenantsError, match="tenants.yaml"):
         add_tenant(file, "alice", store="alice", toolset="write", access="write")
     assert file.read_bytes() == content
+
+
+async def test_serve_tenants_sync_opens_no_store_at_start_and_pushes_a_tenants_writes(
+        tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from memdir.store import Store
+    from memdir.store.replica import Replica
+
+    run = [sys.executable, "-m", "memdir"]
+    file, stores, remote = tmp_path / "tenants.yaml", tmp_path / "stores", tmp_path / "r.git"
+    stores.mkdir()
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    Replica(Store(stores / "ann", create=True), name="server").attach(str(remote))
+    token = add_tenant(file, "ann", store="ann", toolset="write", access="write")
+    for n in range(50):  # tenants never asked for: no store of theirs is opened
+        add_tenant(file, f"idle-{n}", store=f"idle-{n}", toolset="read", access="read")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    proc = subprocess.Popen([*run, "serve", str(stores), "--tenants", str(file), "--transport",
+                             "http", "--port", str(port), "--sync"], stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline and proc.poll() is None
+            await anyio.sleep(0.2)
+        assert sorted(p.name for p in stores.iterdir()) == ["ann"]  # nothing made at start
+        site = Site.__new__(Site)
+        site.url, site.tokens = f"http://127.0.0.1:{port}/mcp", {"ann": token}
+        with anyio.fail_after(TIMEOUT):
+            async with site.client("ann") as client:
+                made = await client.call_tool("create", {"path": "/memories/a.md",
+                                                         "file_text": OWN.replace("own", "a")})
+                assert not made.is_error
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    shown = subprocess.run(["git", "log", "--format=%an", "main"], cwd=remote, env=env,
+                           capture_output=True, text=True, check=False).stdout
+    assert "token ann" in shown, err  # the last sync, at exit, pushed the tenant's write

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memdir.cli._common import fail
@@ -15,7 +16,7 @@ __all__ = ["start_syncer"]
 
 
 def start_syncer(store: Store, *, interval: float, writer: str | None,
-                 delay: float = 2.0, stop_at_exit: bool = False) -> Syncer:
+                 delay: float = 2.0, stop_at_exit: bool = False, wait: bool = True) -> Syncer:
     """Sync ``store`` now and then in the background; one line on stderr per notable sync.
 
     A line is printed for the first sync, for each sync that moved anything or kept a
@@ -29,6 +30,7 @@ def start_syncer(store: Store, *, interval: float, writer: str | None,
         delay: Quiet seconds after a write before its sync.
         stop_at_exit: Stop the syncer, with a last sync of waiting writes, when the
             process exits (for a server, whatever way it stops).
+        wait: Run the first sync before returning; else the syncer's thread runs it.
     """
     from memdir.cli._common import err_console
     from memdir.store import StoreError
@@ -54,14 +56,14 @@ def start_syncer(store: Store, *, interval: float, writer: str | None,
 
     syncer = Syncer(replica, interval=interval, delay=delay, max_delay=max(delay, 10.0),
                     writer=writer, on_report=show)
-    syncer.start()
+    syncer.start(wait=wait)
     if stop_at_exit:
-        _stop_at_exit(syncer)
+        _stop_at_exit(syncer.stop)
     return syncer
 
 
-def _stop_at_exit(syncer: Syncer) -> None:
-    """Run the syncer's last sync as the process exits, SIGTERM included.
+def _stop_at_exit(stop: Callable[[], object]) -> None:
+    """Run ``stop`` (a syncer's, with its last sync) as the process exits, SIGTERM included.
 
     SIGTERM's default kills the process before any exit handler runs (uvicorn
     raises it again once it has stopped serving), so it is turned into a normal
@@ -70,10 +72,10 @@ def _stop_at_exit(syncer: Syncer) -> None:
     import atexit
     import signal
 
-    atexit.register(syncer.stop)
+    atexit.register(stop)
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
 
-        def stop(signum: int, frame: object) -> None:
+        def leave(signum: int, frame: object) -> None:
             raise SystemExit(0)
 
-        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGTERM, leave)

@@ -31,7 +31,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memdir.server._server import build_server
-from memdir.server._tenants import Tenant, hash_token, tenant_store
+from memdir.server._tenants import Tenant, TenantIndex, hash_token, tenant_store
 from memdir.server._transports import MCP_PATH, _reply, _security, check_bind
 from memdir.store import DEFAULT_MAX_FILE_BYTES, Store
 from memdir.tools import ToolResult, ToolSet, make_toolset
@@ -218,13 +218,16 @@ class _Router:
     Start-up costs the same whatever the number of tenants.
     """
 
-    def __init__(self, tenants: Sequence[Tenant], build: Callable[[Tenant], Any], *,
-                 max_live: int = DEFAULT_MAX_LIVE,
-                 idle_seconds: float = DEFAULT_IDLE_SECONDS) -> None:
+    def __init__(self, tenants: Sequence[Tenant] | TenantIndex, build: Callable[[Tenant], Any],
+                 *, max_live: int = DEFAULT_MAX_LIVE, idle_seconds: float = DEFAULT_IDLE_SECONDS,
+                 on_close: Callable[[Tenant, Any], None] | None = None) -> None:
         if max_live < 1 or idle_seconds <= 0:
             raise ValueError("give max_live >= 1 and idle_seconds > 0")
-        self._by_hash = {tenant.token_sha256: tenant for tenant in tenants}
+        self._lookup: Callable[[str], Tenant | None] = (
+            tenants.get if isinstance(tenants, TenantIndex)
+            else {tenant.token_sha256: tenant for tenant in tenants}.get)
         self._build = build
+        self._on_close = on_close
         self.max_live = max_live
         self.idle_seconds = idle_seconds
         self._live: OrderedDict[str, _Live] = OrderedDict()
@@ -246,7 +249,7 @@ class _Router:
         if scheme.lower() != "bearer" or not token or token != token.strip():
             return None  # exactly 'Bearer <token>', as RFC 6750 writes it
         digest = hash_token(token)
-        found = self._by_hash.get(digest)
+        found = self._lookup(digest)
         if found is None or not hmac.compare_digest(found.token_sha256, digest):
             return None
         return found
@@ -286,6 +289,9 @@ class _Router:
             raise _Unavailable("memdir serve is starting or stopping; try again shortly.")
         async with self._opening:
             live = self._live.get(tenant.name)
+            if live is not None and live.tenant != tenant:
+                self._close(tenant.name)  # the tenants file changed what it gets: build anew
+                live = None
             if live is not None:
                 self._live.move_to_end(tenant.name)
                 live.active += 1
@@ -338,6 +344,17 @@ class _Router:
                 _LOG.exception("memdir serve: tenant %s stopped with an error", live.tenant.name)
         finally:
             live.closed.set()
+            if self._on_close is not None:
+                # Its syncer's last sync may talk to a remote: never on the event loop.
+                threading.Thread(target=self._closed, args=(live.tenant, live.app), daemon=True,
+                                 name="memdir-tenant-close").start()
+
+    def _closed(self, tenant: Tenant, app: Any) -> None:
+        assert self._on_close is not None
+        try:
+            self._on_close(tenant, app)
+        except Exception:  # noqa: BLE001 - logged; one tenant's failure is its own
+            _LOG.exception("memdir serve: closing tenant %s failed", tenant.name)
 
     async def _sweep(self) -> None:
         """Close tenants idle for ``idle_seconds``, checking a few times per period."""
@@ -371,8 +388,10 @@ class _Unavailable(Exception):
     """A tenant's tools cannot be opened now; the message says why, for the client."""
 
 
-def tenants_app(tenants: Sequence[Tenant], stores: Path, *, host: str, port: int,
-                on_write: Callable[[Tenant, Store], None] | None = None,
+def tenants_app(tenants: Sequence[Tenant] | TenantIndex, stores: Path, *, host: str,
+                port: int, on_write: Callable[[Tenant, Store], None] | None = None,
+                on_open: Callable[[Tenant, Store], None] | None = None,
+                on_close: Callable[[Tenant, Store], None] | None = None,
                 max_file_bytes: int | None = None, max_live: int = DEFAULT_MAX_LIVE,
                 idle_seconds: float = DEFAULT_IDLE_SECONDS) -> ASGIApp:
     """The ASGI app serving every tenant at ``/mcp``, each request routed by its token.
@@ -382,15 +401,21 @@ def tenants_app(tenants: Sequence[Tenant], stores: Path, *, host: str, port: int
     (see :class:`_Router` for the cache's bounds).
 
     Args:
-        tenants: Who may call, with what (see :func:`memdir.server.load_tenants`).
+        tenants: Who may call, with what: a list (see :func:`memdir.server.load_tenants`)
+            or a :class:`~memdir.server.TenantIndex`, looked up by token hash per request.
         stores: The folder holding every tenant's store folder.
         host: The bound address (requests must name it: DNS rebinding protection).
         port: The bound port.
         on_write: Called with the tenant and its store after each write it made.
+        on_open: Called with the tenant and its store when its tools are built (on a
+            worker thread, before its first request is answered).
+        on_close: Called with the tenant and its store once its tools are closed (on
+            a thread of its own).
         max_file_bytes: The per-file cap of every store (default: the store's).
         max_live: Most tenants kept built at once.
         idle_seconds: A tenant without a request for this long is closed.
     """
+    opened: dict[int, Store] = {}  # id of a tenant's app -> its store, while it is built
 
     def build(tenant: Tenant) -> Any:
         folder = tenant_store(stores, tenant)
@@ -398,10 +423,20 @@ def tenants_app(tenants: Sequence[Tenant], stores: Path, *, host: str, port: int
         notify = None if on_write is None else functools.partial(on_write, tenant, store)
         toolset = TenantToolSet(tenant, tenant_toolset(tenant, store), store, notify)
         server = build_server(toolset)
-        return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host.strip("[]"),
-                                          transport_security=_security(host, port))
+        app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host.strip("[]"),
+                                         transport_security=_security(host, port))
+        if on_open is not None:
+            on_open(tenant, store)
+        opened[id(app)] = store
+        return app
 
-    return _Router(tenants, build, max_live=max_live, idle_seconds=idle_seconds)
+    def closed(tenant: Tenant, app: Any) -> None:
+        store = opened.pop(id(app), None)
+        if store is not None and on_close is not None:
+            on_close(tenant, store)
+
+    return _Router(tenants, build, max_live=max_live, idle_seconds=idle_seconds,
+                   on_close=closed)
 
 
 def run_tenants(app: ASGIApp, *, host: str, port: int, allow_remote: bool = False) -> None:

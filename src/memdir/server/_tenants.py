@@ -19,21 +19,38 @@ hash). For example::
 A store name is one folder name (lowercase letters, digits, hyphens), so no
 tenant's store can sit inside another's; several tenants may share a store (a
 read-only token beside a writing one).
+
+A server does not parse the file at each start: :class:`TenantIndex` keeps it
+indexed by token hash in a small SQLite file beside it (``.FILE.index``), checked
+against the file's SHA-256, so start-up reads the file's bytes and opens the
+index, whatever the number of tenants. The index is rebuilt (the file parsed and
+checked once) when the file changes, also while the server runs: a stat of the
+file every few seconds notices an edit, and the new tenants are served once the
+new index is made (the old ones meanwhile; a file that no longer loads keeps the
+old ones, with an error in the log).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 import re
 import secrets
-from dataclasses import dataclass
+import sqlite3
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 __all__ = [
     "TENANT_TOOLSETS",
     "Tenant",
+    "TenantIndex",
     "TenantsError",
     "add_tenant",
     "hash_token",
@@ -45,6 +62,9 @@ TENANT_TOOLSETS: Final = ("read", "write", "bm25", "bm25-write", "bm25-folder", 
                           "folder", "shell", "shell-read", "anthropic")
 _NAME: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _HEX: Final = re.compile(r"^[0-9a-f]{64}$")
+_INDEX_VERSION: Final = "1"
+"""Bumped when the index's tables change: an index of another version is rebuilt."""
+_LOG = logging.getLogger(__name__)
 
 
 class TenantsError(ValueError):
@@ -101,8 +121,10 @@ def _read_yaml(file: Path) -> Any:
     """
     import yaml
 
+    # libyaml's parser where PyYAML has it: the same documents, several times faster.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.safe_load(file.read_text(encoding="utf-8"))
+        return yaml.load(file.read_bytes().decode("utf-8"), Loader=loader)  # noqa: S506
     except OSError as exc:
         raise TenantsError(f"{file}: cannot read the tenants file ({exc.strerror})") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -192,3 +214,230 @@ def add_tenant(path: str | os.PathLike[str], name: str, *, store: str, toolset: 
     os.chmod(scratch, 0o600)
     os.replace(scratch, file)
     return token
+
+
+def index_path(path: str | os.PathLike[str]) -> Path:
+    """Where :class:`TenantIndex` keeps the index of the tenants file ``path``."""
+    file = Path(path)
+    return file.with_name(f".{file.name}.index")
+
+
+_COLUMNS: Final = tuple(f.name for f in fields(Tenant))
+
+
+class TenantIndex:
+    """A tenants file looked up by token hash, without parsing it at each start.
+
+    The index is a SQLite file beside the tenants file (:func:`index_path`) that
+    holds every tenant and the SHA-256 of the file it was made from. Opening
+    reads the file's bytes (to hash them) and the index's header; a lookup is
+    one query. When the hash differs (no index yet, or the file changed), the
+    file is parsed and checked as :func:`load_tenants` does and a new index is
+    written (atomically; where the folder cannot be written, it is kept in
+    memory). While serving, :meth:`get` stats the file at most every
+    ``check_seconds`` and, when it changed, rebuilds the index on a thread and
+    swaps it in once made.
+
+    Args:
+        path: The tenants file.
+        check_seconds: Least seconds between two checks of the file for edits.
+
+    Raises:
+        TenantsError: As :func:`load_tenants`, when the file must be parsed.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, check_seconds: float = 2.0) -> None:
+        self.path = Path(path)
+        self.check_seconds = check_seconds
+        self.builds = 0
+        """Times the file was parsed to make an index (0: an index made earlier was used)."""
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._signature: tuple[int, ...] | None = None
+        self._checked = time.monotonic()
+        self._rebuilding: threading.Thread | None = None
+        self._open()
+
+    # -- reading -------------------------------------------------------------------
+
+    def get(self, digest: str) -> Tenant | None:
+        """The tenant whose token hashes to ``digest`` (hex SHA-256), or None."""
+        self._maybe_reload()
+        with self._lock:
+            assert self._db is not None
+            row = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM tenants "  # noqa: S608
+                                   "WHERE token_sha256 = ?", (digest,)).fetchone()
+        return None if row is None else Tenant(*row)
+
+    @property
+    def count(self) -> int:
+        """How many tenants the file names."""
+        return int(self._meta("tenants"))
+
+    @property
+    def stores(self) -> int:
+        """How many store folders the tenants use."""
+        return int(self._meta("stores"))
+
+    def __len__(self) -> int:
+        return self.count
+
+    def close(self) -> None:
+        """Close the index (later lookups fail)."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def _meta(self, key: str) -> str:
+        with self._lock:
+            assert self._db is not None
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else "0"
+
+    # -- building ------------------------------------------------------------------
+
+    def reload(self) -> bool:
+        """Check the file now and rebuild the index if it changed; whether it did.
+
+        Raises:
+            TenantsError: The changed file does not load (the old index stays).
+        """
+        signature = self._stat()
+        if signature == self._signature:
+            return False
+        data, digest = self._read()
+        with self._lock:
+            assert self._db is not None
+            same = _header(self._db, "sha256") == digest
+        if same:
+            self._signature = signature
+            return False
+        db = self._build(data, digest)
+        with self._lock:
+            old, self._db = self._db, db
+            self._signature = signature
+        old.close()
+        return True
+
+    def _maybe_reload(self) -> None:
+        now = time.monotonic()
+        if now - self._checked < self.check_seconds:
+            return
+        self._checked = now
+        if self._rebuilding is not None and self._rebuilding.is_alive():
+            return
+        try:
+            if self._stat() == self._signature:
+                return
+        except TenantsError:
+            return  # gone for now (being replaced): the old tenants stay
+        self._rebuilding = threading.Thread(target=self._reload_logged,
+                                            name="memdir-tenants-reload", daemon=True)
+        self._rebuilding.start()
+
+    def _reload_logged(self) -> None:
+        try:
+            if self.reload():
+                _LOG.warning("memdir serve: %s changed; now serving its %d tenant(s).",
+                             self.path, self.count)
+        except TenantsError as exc:
+            self._signature = self._stat_or_none()  # not retried until it changes again
+            _LOG.error("memdir serve: %s changed but does not load, so the tenants it named "
+                       "before are still served: %s", self.path, exc)
+
+    def _open(self) -> None:
+        self._signature = self._stat()
+        data, digest = self._read()
+        found = index_path(self.path)
+        with contextlib.suppress(sqlite3.Error, OSError):
+            if found.is_file() and not found.is_symlink():
+                db = _read_only(found)
+                try:
+                    if _header(db, "version") == _INDEX_VERSION and \
+                            _header(db, "sha256") == digest:
+                        self._db = db
+                        return
+                except sqlite3.Error:
+                    pass
+                db.close()
+        self._db = self._build(data, digest)
+
+    def _stat(self) -> tuple[int, ...]:
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise TenantsError(f"{self.path}: cannot read the tenants file "
+                               f"({exc.strerror})") from None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def _stat_or_none(self) -> tuple[int, ...] | None:
+        try:
+            return self._stat()
+        except TenantsError:
+            return None
+
+    def _read(self) -> tuple[bytes, str]:
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise TenantsError(f"{self.path}: cannot read the tenants file "
+                               f"({exc.strerror})") from None
+        return data, hashlib.sha256(data).hexdigest()
+
+    def _build(self, data: bytes, digest: str) -> sqlite3.Connection:
+        """Parse the file's bytes ``data`` and write its index; the index, opened."""
+        with tempfile.TemporaryDirectory(prefix="memdir-tenants-") as scratch:
+            copy = Path(scratch) / self.path.name
+            copy.write_bytes(data)  # parsed from the bytes hashed, whatever comes next
+            try:
+                tenants = load_tenants(copy)
+            except TenantsError as exc:
+                raise TenantsError(str(exc).replace(str(copy), str(self.path))) from None
+        self.builds += 1
+        target = index_path(self.path)
+        made: Path | None = None
+        try:
+            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part",
+                                        dir=self.path.parent)
+            os.close(fd)
+            made = Path(name)
+            db = sqlite3.connect(made, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            _LOG.warning("memdir: cannot write the tenants index beside %s (%s); keeping it "
+                         "in memory, so each start parses the file.", self.path, exc)
+            if made is not None:
+                made.unlink(missing_ok=True)
+            made = None
+            db = sqlite3.connect(":memory:", check_same_thread=False)
+        _fill(db, tenants, digest)
+        if made is None:
+            return db
+        db.close()
+        os.chmod(made, 0o600)
+        os.replace(made, target)
+        return _read_only(target)
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    url = f"file:{urllib.request.pathname2url(str(path.absolute()))}?mode=ro"
+    return sqlite3.connect(url, uri=True, check_same_thread=False)
+
+
+def _header(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _fill(db: sqlite3.Connection, tenants: list[Tenant], digest: str) -> None:
+    with db:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE tenants (name TEXT NOT NULL, token_sha256 TEXT PRIMARY KEY, "
+                   "store TEXT NOT NULL, toolset TEXT NOT NULL, access TEXT NOT NULL, "
+                   "max_bytes INTEGER NOT NULL, max_files INTEGER NOT NULL, "
+                   "calls_per_second REAL NOT NULL) WITHOUT ROWID")
+        db.executemany("INSERT INTO tenants VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       [astuple(t) for t in tenants])
+        db.executemany("INSERT INTO meta VALUES (?, ?)", [
+            ("version", _INDEX_VERSION), ("sha256", digest), ("tenants", str(len(tenants))),
+            ("stores", str(len({t.store for t in tenants})))])

@@ -113,7 +113,18 @@ def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
     kept = [f"{ROOT}/{p}" for p in sorted(stages) if p not in both]
     if not both:
         return tree, kept, None
-    data = history.read_blobs({b for s in both.values() for b in s.values()})
+    head, remote, message = commit
+    # SHA-1 objects (git's default) are written here, with the trees they go in, read
+    # with the blobs in one git process: no git process between the merge and the push.
+    own = message is not None and len(tree) == 40 and not any("\n" in p for p in both)
+    folders = sorted({"/".join(p.split("/")[:depth]) for p in both
+                      for depth in range(p.count("/") + 1)}) if own else []
+    blobs = sorted({b for s in both.values() for b in s.values()})
+    read = _read_batch(history, [*blobs, *(f"{tree}:{f}" if f else tree for f in folders)])
+    if any(read[b][0] != "blob" for b in blobs):
+        raise HistoryError(f"git could not read the blobs of a merge of {head[:10]} and "
+                           f"{remote[:10]}: {[b for b in blobs if read[b][0] != 'blob']}")
+    data = {b: read[b][1] for b in blobs}
 
     def merge(path: str) -> bytes:
         s = both[path]
@@ -127,7 +138,10 @@ def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
             merged = dict(zip(both, pool.map(merge, both), strict=True))
     else:
         merged = {path: merge(path) for path in both}
-    head, remote, message = commit
+    if own:
+        assert message is not None
+        made, tree = _own_merge(history, tree, merged, read, (head, remote, message))
+        return tree, kept, made
     if message is not None and all(_importable(path) for path in merged):
         made, tree = _import_merge(history, tree, merged, head, remote, message)
         return tree, kept, made
@@ -141,6 +155,56 @@ def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
                      input=info.encode("utf-8", "surrogateescape"), env=env)
         tree = history._git("write-tree", env=env).decode().strip()
     return tree, kept, None
+
+
+def _own_merge(history: History, tree: str, merged: Mapping[str, bytes],
+               read: Mapping[str, tuple[str, bytes]], commit: tuple[str, str, str]
+               ) -> tuple[str, str]:
+    """Write the merged files, their trees and the merge commit as loose objects: (commit, tree).
+
+    ``read`` holds the merge tree's folders on the merged files' paths, as
+    ``tree:folder`` (the top as ``tree``), from :func:`_read_batch`.
+    """
+    from memdir.store._objects import commit_object, rebuild_tree, write_object
+
+    git_dir = history.root / ".git"
+    files = {path.encode("utf-8", "surrogateescape"):
+             (b"100644", write_object(git_dir, b"blob", data)) for path, data in merged.items()}
+
+    def folder(name: bytes) -> bytes | None:
+        spec = f"{tree}:{name.decode('utf-8', 'surrogateescape')}" if name else tree
+        kind, data = read.get(spec, ("missing", b""))
+        return data if kind == "tree" else None
+
+    made_tree = rebuild_tree(git_dir, tree, files, folder)
+    head, remote, message = commit
+    made = write_object(git_dir, b"commit", commit_object(made_tree, [head, remote], message,
+                                                          int(time.time())))
+    return made, made_tree
+
+
+def _read_batch(history: History, specs: list[str]) -> dict[str, tuple[str, bytes]]:
+    """Several objects by name (an id, ``tree:path``) in one git process: spec -> (type, bytes).
+
+    A name git cannot find gives ``("missing", b"")``. No name may hold a newline.
+    """
+    wanted = list(dict.fromkeys(specs))
+    if not wanted:
+        return {}
+    out = history._git("cat-file", "--batch",
+                       input="".join(f"{s}\n" for s in wanted).encode("utf-8", "surrogateescape"))
+    found: dict[str, tuple[str, bytes]] = {}
+    pos = 0
+    for spec in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        if len(header) < 3 or header[-1] == b"missing":
+            found[spec], pos = ("missing", b""), end + 1
+            continue
+        size = int(header[2])
+        found[spec] = (header[1].decode(), out[end + 1 : end + 1 + size])
+        pos = end + 1 + size + 1
+    return found
 
 
 def _importable(path: str) -> bool:

@@ -379,16 +379,20 @@ def _fullest(versions: list[tuple[str, str]]) -> list[tuple[str, str]]:
     A version whose lines all appear in another version (a removal against an
     edit, an edit that only added to the other's, the same lines in another
     order) is left out: keeping the fuller one loses nothing. Among versions with
-    the same lines the one whose text sorts first stays, whichever side it came
-    from, so replicas that made the same change in different orders agree.
+    the same lines the one whose text, then label, sorts first stays, whichever
+    side it came from, so replicas that made the same change in different orders,
+    or merged the same two versions each under its own name, agree (else two
+    replicas merging the same pair would make two different files, and merging
+    those again would never settle).
     """
     counted = [(label, text, Counter(text.split("\n")) if text else Counter())
                for label, text in versions]
     kept: list[tuple[str, str]] = []
     for n, (label, text, lines) in enumerate(counted):
         covered = any(
-            lines <= other and (lines != other or (other_text, m) < (text, n))
-            for m, (_, other_text, other) in enumerate(counted) if m != n
+            lines <= other and (lines != other
+                                or (other_text, other_label, m) < (text, label, n))
+            for m, (other_label, other_text, other) in enumerate(counted) if m != n
         )
         if not covered:
             kept.append((label, text))

@@ -34,6 +34,15 @@ from typing import Final
 from memdir.store._errors import StoreError
 from memdir.store._feed import ChangeFeed
 from memdir.store._paths import ROOT, open_dir, open_root, posix_parts, remove_at
+from memdir.store._stat_record import (
+    Walk,
+    index_stamp,
+    load_record,
+    refresh,
+    save_record,
+    walk_tree,
+)
+from memdir.store._stat_record import changed as changed_since
 from memdir.store._store import STATE_DIR, Store
 
 __all__ = ["History", "HistoryError", "StateDiff", "Step", "VerifyReport"]
@@ -136,7 +145,13 @@ class History:
         self._feed: ChangeFeed | None = None
         """What changed since the last snapshot, once one was taken (see :meth:`snapshot`)."""
         self.full_stages = 0
-        """Snapshots of this object that staged the whole tree (the rest staged changes)."""
+        """Snapshots of this object that staged the whole tree with ``git add``."""
+        self._walk: Walk | None = None
+        """What the snapshot being taken saw of each file, saved as its record once made."""
+        self._stamp: bytes | None = None
+        """The index and HEAD this object's last snapshot left (None: none taken yet)."""
+        self._unsaved: bool | None = False
+        """The record in memory is newer than the saved one (None: a walk is being staged)."""
 
     def __repr__(self) -> str:
         return f"History({str(self.root)!r})"
@@ -266,7 +281,20 @@ class History:
         with self.store.locked():
             self._init()
             self._stage()
-            return self._commit(commit_message(message, trailers), env=author_env(author))
+            walked = self._unsaved is None
+            commit = self._commit(commit_message(message, trailers), env=author_env(author))
+            self._stamp = index_stamp(self.root / ".git", commit)
+            if walked:  # saved now; a snapshot of the feed's paths saves at close()
+                self._save_record()
+            else:
+                self._unsaved = True
+            return commit
+
+    def _save_record(self) -> None:
+        """Save what the last snapshot saw of each file, stamped with the index it left."""
+        self._unsaved = False
+        if self._walk is not None and self._stamp is not None:
+            save_record(self.root / STATE_DIR, self._walk.keys, self._stamp)
 
     def _commit(self, message: str, env: Mapping[str, str] | None = None) -> str:
         """Commit the index on top of HEAD and return the commit's id.
@@ -287,7 +315,14 @@ class History:
         return commit
 
     def close(self) -> None:
-        """Stop following changes (the next snapshot stages the whole tree)."""
+        """Stop following changes, and save the record for the next process.
+
+        The record of snapshots that staged the feed's paths is saved here, not at
+        each of them (it is a line per file), and only while git's index is still
+        the one the last snapshot left.
+        """
+        if self._unsaved and not self._moved_index():
+            self._save_record()
         if self._feed is not None:
             self._feed.close()
             self._feed = None
@@ -295,19 +330,71 @@ class History:
     def _stage(self) -> None:
         """Stage what changed since the last snapshot: the paths the feed names, or all."""
         if self._feed is None:
-            # Started before the whole tree is staged: a change made after this point is
-            # named at the next snapshot, one made before is staged now.
-            self._feed = ChangeFeed(self.root, hidden=True)
+            # Started before the tree is looked at: a change made after this point is
+            # named at the next snapshot, one made before is staged now. Lazy: its
+            # watches start at the second snapshot, so a process that takes one (the
+            # command line) pays for none.
+            self._feed = ChangeFeed(self.root, hidden=True, lazy=True)
         changes = self._feed.poll()
-        if changes.everything:
+        if changes.everything or self._moved_index():
+            self._stage_all()
+            return
+        self._walk = None if self._walk is None else refresh(
+            self._walk, self.root, STATE_DIR,
+            [os.fsencode("/".join(parts)) for parts in changes.paths])
+        self._stage_named(changes.paths)
+
+    def _stage_all(self) -> None:
+        """Stage the whole tree's changes: those the saved record says, else ``git add``.
+
+        The record (:mod:`memdir.store._stat_record`) is used while git's index is
+        the one the snapshot that saved it left; then only files whose size, times,
+        inode or mode differ from it are hashed. Without one, ``git add --all``
+        stages the tree (its stat check in whole seconds), and a new record is made.
+        """
+        self._walk = walk_tree(self.root, STATE_DIR)
+        self._unsaved = None  # this snapshot saves its record when made
+        head = self._head()
+        record = None
+        if self._walk is not None and head is not None:
+            record = load_record(self.root / STATE_DIR, index_stamp(self.root / ".git", head))
+        if record is None or self._walk is None:
             self._add_all()
             self.full_stages += 1
             return
+        new, gone = changed_since(record, self._walk)
+        self._stage_named(frozenset(tuple(os.fsdecode(p).split("/")) for p in [*new, *gone]))
+
+    def _moved_index(self) -> bool:
+        """Whether git's index changed since this object's last snapshot, by other means.
+
+        The feed follows the files, not the index: a ``git add`` or a replica's sync
+        in between makes the next snapshot stage the whole tree (and so repair it).
+        """
+        head = self._head()
+        return self._stamp is None or head is None or \
+            index_stamp(self.root / ".git", head) != self._stamp
+
+    def _head(self) -> str | None:
+        """HEAD's commit, from the ref's file when it is loose, else from git; None if unborn."""
+        try:
+            pointer = (self.root / ".git" / "HEAD").read_text(encoding="ascii").strip()
+            if pointer.startswith("ref: refs/heads/"):
+                text = (self.root / ".git" / pointer[5:]).read_text(encoding="ascii").strip()
+                if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text):
+                    return text
+        except (OSError, UnicodeDecodeError):
+            pass
+        found = self._git("rev-parse", "--verify", "-q", "HEAD", check=False).decode().strip()
+        return found or None
+
+    def _stage_named(self, named: frozenset[tuple[str, ...]]) -> None:
+        """Stage the paths ``named`` (files, links, folders with their trees, gone ones)."""
         files: list[tuple[str, int]] = []
         links: list[str] = []
         folders: list[str] = []
         gone: list[str] = []
-        for parts in sorted(changes.paths):
+        for parts in sorted(named):
             path = "/".join(parts)
             try:
                 mode = os.lstat(self.root / path).st_mode

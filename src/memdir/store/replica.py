@@ -88,6 +88,8 @@ _BACKOFF_BASE: Final = 0.05
 """Longest wait, in seconds, after a first lost push race; it doubles with each one."""
 _BACKOFF_CAP: Final = 1.0
 """Longest wait, in seconds, after a push lost a race."""
+_LOOSE_PER_FOLDER: Final = (6700 + 255) // 256
+"""git's ``gc.auto`` threshold of loose objects, per folder of ``.git/objects``."""
 _OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _REJECTED: Final = re.compile(r"^!\t.*\[(rejected|remote rejected)\]", re.MULTILINE)
 _RACE: Final = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref",
@@ -187,6 +189,7 @@ class Replica:
         self._name = name
         self._seen = store.generation
         self._ready = False
+        self._config_cache: tuple[tuple[int, ...], dict[str, str]] | None = None
 
     def __repr__(self) -> str:
         return f"Replica({str(self.root)!r})"
@@ -261,9 +264,20 @@ class Replica:
         return config
 
     def _config(self) -> dict[str, str]:
+        """The repository's own configuration, read by git again only once its file changed."""
+        try:
+            st = os.stat(self.root / ".git" / "config")
+            seen: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            seen = None
+        if seen is not None and self._config_cache is not None and \
+                self._config_cache[0] == seen:
+            return dict(self._config_cache[1])
         raw = self.history._git("config", "--local", "-z", "--list", check=False)
         pairs = (item.partition("\n") for item in raw.decode("utf-8", "replace").split("\0"))
-        return {key: value for key, _, value in pairs if key}
+        found = {key: value for key, _, value in pairs if key}
+        self._config_cache = None if seen is None else (seen, found)
+        return dict(found)
 
     @property
     def name(self) -> str:
@@ -334,7 +348,7 @@ class Replica:
                 report.offline = str(exc)
                 break
             remote = self._tracking()
-            ahead, behind = self._counts(head, remote)
+            ahead, behind, tip = self._compare(head, remote)
             if not ahead and not behind and head == disk:
                 break
             # The merge is made in memory and pushed before any store file changes, so
@@ -347,7 +361,7 @@ class Replica:
                 target = remote
             else:
                 assert head is not None and remote is not None
-                target, kept = self._plan(head, remote, name)
+                target, kept = self._plan(head, remote, name, tip)
             if target is not None and target != remote:
                 new = ahead + (1 if target not in (head, remote) else 0)
                 try:
@@ -387,18 +401,56 @@ class Replica:
                 f"{report.remote} kept moving: {_PUSH_ATTEMPTS} pushes in a row lost a race "
                 "with other replicas. Everything is recorded locally; run the sync again."
             )
+        self._tidy(report)
         report.seconds = time.monotonic() - started
         return report
 
-    def _counts(self, head: str | None, remote: str | None) -> tuple[int, int]:
-        """(commits only ``head`` has, commits only ``remote`` has)."""
+    def _tidy(self, report: SyncReport) -> None:
+        """Pack loose objects when git would (``gc --auto``), after the push, not before it.
+
+        git's own test, made here without a process: more than ``gc.auto`` (6,700)
+        loose objects, estimated from one of the 256 folders they sit in. Not after
+        a sync that could not reach the remote.
+        """
+        if report.offline is not None:
+            return
+        try:
+            loose = len(os.listdir(self.root / ".git" / "objects" / "17"))
+        except OSError:
+            return
+        if loose > _LOOSE_PER_FOLDER:
+            self.history._git("maintenance", "run", "--auto", "--quiet", check=False)
+
+    def _compare(self, head: str | None, remote: str | None
+                 ) -> tuple[int, int, tuple[str, str] | None]:
+        """(commits only ``head`` has, commits only ``remote`` has, remote's (tree, message)).
+
+        One git process: the commits of either side only, each marked with its side,
+        and the remote's newest among them with its tree and message (None when the
+        remote has no commit ``head`` lacks).
+        """
         if head is None or remote is None:
-            return (self._count(head) if head else 0), (self._count(remote) if remote else 0)
+            return (self._count(head) if head else 0), (self._count(remote) if remote else 0), \
+                None
         if head == remote:
-            return 0, 0
-        out = self.history._git("rev-list", "--left-right", "--count", f"{head}...{remote}")
-        left, right = out.decode().split()
-        return int(left), int(right)
+            return 0, 0, None
+        out = self.history._git("log", "--left-right", "--format=%m%H %T%x00%B%x1e",
+                                f"{head}...{remote}").decode("utf-8", "replace")
+        ahead = behind = 0
+        tip: tuple[str, str] | None = None
+        for record in out.split("\x1e"):
+            record = record.lstrip("\n")
+            if not record:
+                continue
+            ids, _, body = record.partition("\0")
+            side, (commit, _, tree) = ids[0], ids[1:].partition(" ")
+            if side == "<":
+                ahead += 1
+            else:
+                behind += 1
+                if commit == remote:
+                    tip = (tree, body)
+        return ahead, behind, tip
 
     def _refs(self) -> dict[str, str]:
         """This replica's HEAD and its copy of the remote's branch (absent ones left out)."""
@@ -480,9 +532,9 @@ class Replica:
                 now, made = self._record(head, writers, None, name)
                 if made is not None:
                     return made
-            old_tree, new_tree = self._trees(head, target)
             try:
-                applied = apply_trees(self.history, old_tree or EMPTY_TREE, new_tree)
+                # Commits name their trees: diff-tree reads them without a rev-parse first.
+                applied = apply_trees(self.history, head or EMPTY_TREE, target)
             except MovedError:
                 # Written behind the lock's back: record it, merge it next round.
                 now, made = self._record(head, writers, None, name)
@@ -504,15 +556,17 @@ class Replica:
         record_conflicts(self.root, applied.written)
         return None
 
-    def _plan(self, head: str, remote: str, name: str) -> tuple[str, list[str]]:
+    def _plan(self, head: str, remote: str, name: str,
+              tip: tuple[str, str] | None = None) -> tuple[str, list[str]]:
         """Where the store moves to when both sides have commits, and the files kept over a delete.
 
         ``remote`` when the merge gives exactly its files, else a new merge commit of the two.
+        ``tip`` is the remote's tree and message, when known already.
         """
         from memdir.store._integrate import merge_commits
         from memdir.store._merge import Labels
 
-        remote_tree, body = self.history._git(
+        remote_tree, body = tip or self.history._git(
             "log", "-1", "--format=%T%x00%B", remote).decode().split("\0", 1)
         labels = Labels(f"replica {name}", f"replica {_replica_in(body)}")
         message = f"sync: merge {REMOTE}/{BRANCH} into {name}\n\nMemdir-Replica: {name}\n"
@@ -524,11 +578,6 @@ class Replica:
         commit = made or self.history._git("commit-tree", tree, "-p", head, "-p", remote,
                                            "-m", message).decode().strip()
         return commit, kept
-
-    def _trees(self, head: str | None, target: str) -> tuple[str | None, str]:
-        specs = [f"{c}^{{tree}}" for c in (head, target) if c is not None]
-        trees = self.history._git("rev-parse", *specs).decode().split()
-        return (trees[0] if head is not None else None), trees[-1]
 
     # -- git helpers -------------------------------------------------------------------
 
@@ -542,7 +591,10 @@ class Replica:
         return int(self.history._git("rev-list", "--count", spec).decode().strip() or 0)
 
     def _fetch(self) -> None:
-        self._network("fetch", "-q", "--no-tags", "--no-write-fetch-head", REMOTE,
+        # No `git maintenance` at the end of each fetch: it would run between the fetch
+        # and the push (the window of a lost race); :meth:`_tidy` runs it after a sync.
+        self._network("fetch", "-q", "--no-tags", "--no-write-fetch-head",
+                      "--no-auto-maintenance", REMOTE,
                       f"+refs/heads/{BRANCH}:{_TRACKING}", missing_ok=True)
 
     def _push(self, head: str) -> bool:

@@ -83,10 +83,17 @@ class Syncer:
                  tb: TracebackType | None) -> None:
         self.stop()
 
-    def start(self) -> SyncReport | StoreError:
-        """Sync once now (so work starts from the remote's state), then keep syncing."""
-        first = self.sync_now()
-        self._thread = threading.Thread(target=self._run, name="memdir-sync", daemon=True)
+    def start(self, *, wait: bool = True) -> SyncReport | StoreError | None:
+        """Sync once (so work starts from the remote's state), then keep syncing.
+
+        Args:
+            wait: Run that first sync now and return its outcome; else the syncing
+                thread runs it first, and this returns None at once (a server that
+                opens a store on a request does not hold the request for the network).
+        """
+        first = self.sync_now() if wait else None
+        self._thread = threading.Thread(target=self._run, args=(not wait,),
+                                        name="memdir-sync", daemon=True)
         self._thread.start()
         return first
 
@@ -140,6 +147,8 @@ class Syncer:
         if self._thread is not None:
             self._thread.join(timeout=self.replica.timeout * 3 + 10)
             self._thread = None
+        with self._sync_lock:
+            pass  # a sync another thread runs now (a stop there) finishes first
         if final and self.pending:
             return self.sync_now()
         return None
@@ -158,7 +167,9 @@ class Syncer:
             when = min(when, self._last_change + self.delay, self._first_change + self.max_delay)
         return max(0.0, when - now)
 
-    def _run(self) -> None:
+    def _run(self, first: bool = False) -> None:
+        if first:
+            self.sync_now()
         last_sync = time.monotonic()
         while True:
             with self._wake:
