@@ -95,6 +95,19 @@ def _examples() -> list[Example]:
 
 
 EXAMPLES = _examples()
+MADE_RUNS = ("runs/offline-smoke", "runs/skills-grid")
+"""The run folders :func:`made_runs` makes for the blocks that name them."""
+
+
+def _param(example: Example) -> object:
+    """``example`` as a test case; those that read :func:`made_runs` run on one worker.
+
+    The fixture runs a small study and a skills cell (tens of seconds): under
+    pytest-xdist every worker that ran such an example would make them again.
+    """
+    if example.skip is None and _reads_made_runs(example):
+        return pytest.param(example, id=example.id, marks=pytest.mark.xdist_group("made_runs"))
+    return pytest.param(example, id=example.id)
 
 
 def _env() -> dict[str, str]:
@@ -126,7 +139,7 @@ def made_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     })
     run_study(config, study)
     write_report(study)
-    runs["runs/offline-smoke"] = study
+    runs[MADE_RUNS[0]] = study
     from memdir.skills import alfworld_missing
 
     split = DATA / "alfworld" / "valid_seen"
@@ -144,8 +157,15 @@ def made_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         env = AlfworldEnv(max_steps=skills.max_steps, facts=True,
                           cache_dir=tmp_path_factory.mktemp("alfworld-cache"))
         asyncio.run(run_cell(skills, skills.cells()[0], tasks, env))
-        runs["runs/skills-grid"] = grid
+        runs[MADE_RUNS[1]] = grid
     return runs
+
+
+def _reads_made_runs(example: Example) -> bool:
+    """Whether ``example`` names a run of :func:`made_runs` without making it itself."""
+    commands = _commands(example)
+    return any(name in example.body and not any(f"--out {name}" in c for c in commands)
+               for name in MADE_RUNS)
 
 
 def _run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -256,10 +276,10 @@ def _as_this_checkout(command: str) -> str:
     return shlex.join([*env, sys.executable, "-m", "memdir", *words])
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.id for e in EXAMPLES])
+@pytest.mark.parametrize("example", [_param(e) for e in EXAMPLES])
 def test_the_example_runs_as_written(example: Example, tmp_path: Path,
                                      fake_openai: FakeOpenAIServer,
-                                     made_runs: dict[str, Path]) -> None:
+                                     request: pytest.FixtureRequest) -> None:
     if example.skip is not None:
         assert len(example.skip) > 10, f"{example.id}: say why the block is not run"
         pytest.skip(f"not run: {example.skip}")
@@ -276,6 +296,9 @@ def test_the_example_runs_as_written(example: Example, tmp_path: Path,
         return
     (tmp_path / "configs").symlink_to(REPO / "configs")  # as in the repository's root
     commands = _commands(example)
+    # made only for a block that reads one of its runs (they take tens of seconds)
+    made_runs: dict[str, Path] = (request.getfixturevalue("made_runs")
+                                  if _reads_made_runs(example) else {})
     for name, made in made_runs.items():  # a run the block names but does not make
         if name in example.body and not any(f"--out {name}" in c for c in commands):
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
