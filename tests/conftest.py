@@ -15,6 +15,16 @@ SHARED_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "data").r
 """Resolved, as memdir resolves the data folders it is given (../shared may be a link)."""
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked slow run first, each group keeping its order.
+
+    pytest-xdist hands tests out in this order as workers free up: a test of a
+    minute that came last would keep one worker busy while the others idle.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     """An empty store in a fresh temporary folder."""

@@ -99,15 +99,24 @@ MADE_RUNS = ("runs/offline-smoke", "runs/skills-grid")
 """The run folders :func:`made_runs` makes for the blocks that name them."""
 
 
-def _param(example: Example) -> object:
-    """``example`` as a test case; those that read :func:`made_runs` run on one worker.
+WHOLE_STUDY = re.compile(r"\bmemdir study run\b(?!.*--dry-run)")
+"""A line that runs a whole study: its block is a slow test (about a minute)."""
 
-    The fixture runs a small study and a skills cell (tens of seconds): under
-    pytest-xdist every worker that ran such an example would make them again.
+
+def _param(example: Example) -> object:
+    """``example`` as a test case, marked for the test run's scheduling.
+
+    Blocks that read :func:`made_runs` run on one pytest-xdist worker: the
+    fixture runs a small study and a skills cell (tens of seconds), which every
+    worker that ran such a block would make again. A block that runs a whole
+    study is marked slow, so that it starts early (tests/conftest.py).
     """
+    marks = []
     if example.skip is None and _reads_made_runs(example):
-        return pytest.param(example, id=example.id, marks=pytest.mark.xdist_group("made_runs"))
-    return pytest.param(example, id=example.id)
+        marks.append(pytest.mark.xdist_group("made_runs"))
+    if example.skip is None and any(WHOLE_STUDY.search(c) for c in _commands(example)):
+        marks.append(pytest.mark.slow)
+    return pytest.param(example, id=example.id, marks=marks)
 
 
 def _env() -> dict[str, str]:
