@@ -60,7 +60,7 @@ def lint(
 
         memdir lint ./memories --fix --json
     """
-    store = open_store(store_path)
+    store = open_store(store_path, reads_only=not fix)  # a fix sweeps before it writes
     fixed = fix_store(store) if fix else []
     findings = lint_store(store, skills=skills)
     errors = [f for f in findings if f.severity == "error"]

@@ -96,21 +96,25 @@ def measure_history(
     """
     measurer = measurer or Measurer()
     steps: list[Step] = []
-    trees: list[dict[str, str]] = []
-    tree: dict[str, str] = {}
+    changes: list[dict[str, str | None]] = []
+    wanted: set[str] = set()
     for step, changed in history.step_changes():  # one git process for the whole history
-        for path, blob in changed.items():
-            if blob is None or not path.endswith(".md"):
-                tree.pop(path, None)
-            else:
-                tree[path] = blob
         steps.append(step)
-        trees.append(dict(tree))
-    missing = {blob for tree in trees for blob in tree.values() if not measurer.has(blob)}
-    for blob, data in history.read_blobs(missing).items():
+        changes.append(changed)
+        wanted.update(blob for path, blob in changed.items()
+                      if blob is not None and path.endswith(".md") and not measurer.has(blob))
+    # Only what each step changed is kept, and each step's file list is rebuilt as it is
+    # measured: a copy per step would hold steps x files entries at once.
+    for blob, data in history.read_blobs(wanted).items():
         measurer.summary(blob, data.decode("utf-8", errors="replace"))
     rows: list[TrajectoryRow] = []
-    for number, (step, tree) in enumerate(zip(steps, trees, strict=True), start=1):
+    tree: dict[str, str] = {}
+    for number, (step, changed) in enumerate(zip(steps, changes, strict=True), start=1):
+        for path, new in changed.items():
+            if new is None or not path.endswith(".md"):
+                tree.pop(path, None)
+            else:
+                tree[path] = new
         files: dict[str, FileSummary] = {
             path: measurer.summary(blob, "") for path, blob in tree.items()
         }

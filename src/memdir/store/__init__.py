@@ -67,7 +67,7 @@ from memdir.store._store import (
     Store,
     digest_text,
 )
-from memdir.store._tree import Node, NodeKind
+from memdir.store._tree import Listed, Node, NodeKind
 
 if TYPE_CHECKING:
     from memdir.store._models import Frontmatter, SkillMetadata, SkillSource
@@ -104,6 +104,7 @@ __all__ = [
     "FoundType",
     "Frontmatter",
     "Heading",
+    "Listed",
     "MARKDOWN",
     "MAX_DEPTH",
     "MAX_NESTING",

@@ -65,7 +65,6 @@ MAX_NESTING = 64
 MAX_NODES = 10_000
 """Most YAML nodes a header may stand for once its aliases are expanded."""
 
-_SIMPLE_DESC = re.compile(r"^description:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _YAML_SPECIAL = tuple("'\"|>[{&*!%@`#")
 
 
@@ -236,6 +235,18 @@ def _bracket_depth(text: str) -> int:
     return deepest
 
 
+def _description_line(header: str) -> int:
+    """Where the first line that starts with ``description:`` starts, or -1 if none does.
+
+    What ``re.search(r"^description:", header, re.MULTILINE)`` finds, without a regex
+    tried at every character of the header.
+    """
+    if header.startswith("description:"):
+        return 0
+    at = header.find("\ndescription:")
+    return at + 1 if at >= 0 else -1
+
+
 def description_of(head: str) -> str | None:
     """The description in the frontmatter at the start of ``head``, for listings.
 
@@ -250,10 +261,11 @@ def description_of(head: str) -> str | None:
     if end < 0:
         return None
     header = head[4:end]
-    match = _SIMPLE_DESC.search(header)
     value: str | None = None
-    if match is not None:
-        simple = match.group(1)
+    at = _description_line(header)
+    if at >= 0:
+        stop = header.find("\n", at)
+        simple = header[at + 12 : stop if stop >= 0 else None].strip(" \t")
         plain = not simple.startswith(_YAML_SPECIAL) and ": " not in simple
         if simple and plain and " #" not in simple:
             value = simple
@@ -315,10 +327,20 @@ def slugify(text: str) -> str:
     return slug or "untitled"
 
 
+_CLOSING_LINE = re.compile(r"\n---\r*(?=\n|\Z)")
+"""A line that is ``---`` (a CR or more after it allowed), with the line break before it."""
+
+
 def _split(text: str) -> tuple[str | None, str, int, Defect | None]:
-    """Return (header text, body, body line, defect)."""
-    lines = text.split("\n")
-    if not lines or lines[0].lstrip("\ufeff").rstrip("\r") != "---":
+    """Return (header text, body, body line, defect).
+
+    The header is the lines after line 1 (``---``) up to the first line that is
+    ``---`` again, each compared without its final CRs; found with ``find`` and a
+    regex rather than by splitting the whole file into lines and joining them back.
+    """
+    first_end = text.find("\n")
+    first = text if first_end < 0 else text[:first_end]
+    if first.lstrip("\ufeff").rstrip("\r") != "---":
         return None, text, 1, Defect(
             "missing-frontmatter",
             "The file does not open with frontmatter. Line 1 must be '---', followed by "
@@ -326,11 +348,11 @@ def _split(text: str) -> tuple[str | None, str, int, Defect | None]:
             line=1,
             fixable=True,
         )
-    for index in range(1, len(lines)):
-        if lines[index].rstrip("\r") == "---":
-            header = "\n".join(lines[1:index])
-            body = "\n".join(lines[index + 1 :])
-            return header, body, index + 2, None
+    closing = _CLOSING_LINE.search(text, first_end) if first_end >= 0 else None
+    if closing is not None:
+        start, end = closing.span()
+        index = text.count("\n", 0, start + 1)  # the closing line's number, from 0
+        return text[first_end + 1 : start], text[end + 1 :], index + 2, None
     return None, text, 1, Defect(
         "unclosed-frontmatter",
         "The frontmatter opened on line 1 is never closed; add a line '---' after it.",

@@ -12,7 +12,6 @@ derived from the file.
 
 from __future__ import annotations
 
-from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -24,8 +23,9 @@ from memdir.store._frontmatter import (
     slugify,
     validate_skill_metadata,
 )
-from memdir.store._markdown import XRef, find_section
+from memdir.store._markdown import Section, XRef, find_section, section_in, sections
 from memdir.store._store import Store
+from memdir.store._tree import Node
 
 __all__ = ["Finding", "check_xref", "fix_store", "lint_store"]
 
@@ -95,63 +95,122 @@ def _check_target(store: Store, target: str) -> tuple[str | None, str | None]:
     return resolved.virtual, None
 
 
-def _read_document(store: Store, path: str, data: bytes | None) -> Document:
-    """Parse a file of a walk from the bytes read with it, as :func:`load_document` would.
-
-    Raises:
-        StoreError: As :func:`load_document` (the path is checked; a file gone, replaced
-            or not UTF-8 is read again by the store, which says what it is).
-    """
-    store.split(path, "file")  # a name the store refuses is reported as before
-    text = None
-    if data is not None:
-        with suppress(UnicodeDecodeError):
-            text = data.decode("utf-8")
-    if text is None:
-        return load_document(store, path)
-    return parse_document(path, text)
+def _unreadable(path: str, exc: StoreError) -> Finding:
+    why = str(exc)
+    if "UTF-8" in why:
+        why += (" grep reads it with the bad bytes replaced, but view and the edit "
+                "tools refuse it; convert it (e.g. iconv -f latin1 -t utf-8) or "
+                "rewrite it as UTF-8.")
+    return Finding(path, "unreadable", why)
 
 
 def lint_store(store: Store, *, skills: bool = False) -> list[Finding]:
     """Check a whole store; return every defect found, sorted by path and line.
+
+    One walk of the tree names the files and the other entries; each file is
+    read once (through one handle per folder) and parsed once. A reference to a
+    file the walk found resolves by looking it up among them; any other target
+    is checked on disk once, however often it is cited. Each file named with a
+    section has its sections found once. Only the bodies (for those sections)
+    are kept, not the parsed files.
 
     Args:
         store: The store to check.
         skills: Also require the skill setting's metadata schema on every file.
     """
     findings: list[Finding] = []
-    cache: dict[str, Document] = {}
-    nodes = [node for node in store.tree() if node.kind == "memory"]
+    nodes = store.tree()
+    memory = [node for node in nodes if node.kind == "memory"]
     by_name: dict[str, list[str]] = {}
-    for node in nodes:
+    for node in memory:
         by_name.setdefault(node.name, []).append(node.virtual)
-    for node, data in store.read_nodes(nodes):  # one handle per folder, not a lookup per file
+    files: set[str] = set()  # the walk's files whose path the store accepts
+    bodies: dict[str, tuple[str, int]] = {}  # each parsed file's body and its first line
+    cited: list[tuple[str, list[XRef]]] = []
+    for node, data in store.read_nodes(memory):  # one handle per folder, not a lookup per file
         path = node.virtual
         try:
-            doc = _read_document(store, path, data)
+            store.split(path, "file")  # a name the store refuses is reported as before
         except StoreError as exc:
-            why = str(exc)
-            if "UTF-8" in why:
-                why += (" grep reads it with the bad bytes replaced, but view and the edit "
-                        "tools refuse it; convert it (e.g. iconv -f latin1 -t utf-8) or "
-                        "rewrite it as UTF-8.")
-            findings.append(Finding(path, "unreadable", why))
+            findings.append(_unreadable(path, exc))
             continue
-        cache[path] = doc
-    targets: dict[str, tuple[str | None, str | None]] = {}
-    for path, doc in cache.items():
+        text = None
+        if data is not None:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                files.add(path)  # not UTF-8, but a file: a reference to it resolves
+        try:
+            # A file gone, replaced or not UTF-8 is read again by the store, which says
+            # what it is.
+            doc = parse_document(path, text) if text is not None else load_document(store, path)
+        except StoreError as exc:
+            findings.append(_unreadable(path, exc))
+            continue
+        files.add(path)
+        bodies[path] = (doc.body, doc.body_line)
         for d in doc.defects:
             findings.append(_finding(path, d.code, d.message, d.line, d.fixable))
         if skills and doc.frontmatter is not None:
             for d in validate_skill_metadata(doc.frontmatter, doc.body):
                 findings.append(Finding(path, d.code, d.message, d.line, d.fixable))
-        for ref in doc.xrefs:
-            problem = check_xref(store, ref, cache, targets)
+        refs = doc.xrefs
+        if refs:
+            cited.append((path, refs))
+    references = _References(store, files, bodies)
+    for path, refs in cited:
+        for ref in refs:
+            problem = references.problem(ref)
             if problem is not None:
                 findings.append(Finding(path, "dangling-reference",
                                         _dangling(ref, problem, by_name), ref.line))
-    findings.extend(_entry_findings(store))
+    findings.extend(_entry_findings(store, nodes))
     return sorted(findings, key=lambda f: (f.path, f.line or 0, f.code))
+
+
+class _References:
+    """Cross-references checked against one walk: :func:`check_xref`'s answers, each once.
+
+    Args:
+        store: The store.
+        files: The agent paths of the walk's files whose path the store accepts.
+        bodies: Each parsed file's body and the line it starts on.
+    """
+
+    def __init__(self, store: Store, files: set[str],
+                 bodies: dict[str, tuple[str, int]]) -> None:
+        self.store = store
+        self.files = files
+        self.bodies = bodies
+        self.targets: dict[str, tuple[str | None, str | None]] = {}
+        self.sections: dict[str, list[Section]] = {}
+
+    def problem(self, ref: XRef) -> str | None:
+        """Why ``ref`` does not resolve, or None if it does (as :func:`check_xref` says)."""
+        if ref.target in self.files:
+            virtual: str | None = ref.target  # the path is the walk's own spelling of it
+        else:
+            checked = self.targets.get(ref.target)
+            if checked is None:
+                checked = self.targets[ref.target] = _check_target(self.store, ref.target)
+            virtual, problem = checked
+            if virtual is None:
+                return problem
+        if not ref.section:
+            return None
+        assert virtual is not None
+        found = self.sections.get(virtual)
+        if found is None:
+            body = self.bodies.get(virtual)
+            if body is None:
+                doc = load_document(self.store, virtual)
+                body = self.bodies[virtual] = (doc.body, doc.body_line)
+            found = self.sections[virtual] = sections(*body)
+        try:
+            section_in(found, ref.section)
+        except LookupError:
+            return f"{ref.target} has no section {' > '.join(ref.section)}"
+        return None
 
 
 def _dangling(ref: XRef, problem: str, by_name: dict[str, list[str]]) -> str:
@@ -170,10 +229,13 @@ def _dangling(ref: XRef, problem: str, by_name: dict[str, list[str]]) -> str:
             "existing file or remove it.")
 
 
-def _entry_findings(store: Store) -> list[Finding]:
-    """Entries no tool can use: other files, links, special files, files over the write cap."""
+def _entry_findings(store: Store, nodes: list[Node]) -> list[Finding]:
+    """Entries of the walk ``nodes`` no tool can use.
+
+    Other files, links, special files, and files over the write cap.
+    """
     found: list[Finding] = []
-    for node in store.tree():
+    for node in nodes:
         virtual = node.virtual
         if node.kind == "memory" and node.size > store.max_file_bytes:
             found.append(Finding(

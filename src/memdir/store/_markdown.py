@@ -24,6 +24,7 @@ __all__ = [
     "find_section",
     "headings",
     "parsed_headings",
+    "section_in",
     "sections",
     "xrefs",
 ]
@@ -193,7 +194,20 @@ def find_section(body: str, path: list[str] | tuple[str, ...], first_line: int =
     wanted = [_norm(p) for p in path if _norm(p)]
     if not wanted:
         raise LookupError("Give at least one heading, e.g. ['Work', 'Projects'].")
-    all_sections = sections(body, first_line)
+    return section_in(sections(body, first_line), path)
+
+
+def section_in(all_sections: list[Section], path: list[str] | tuple[str, ...]) -> Section:
+    """:func:`find_section` among sections already found (:func:`sections` of a body).
+
+    For a caller that looks up many paths in one file: its sections are found once.
+
+    Raises:
+        LookupError: As :func:`find_section`.
+    """
+    wanted = [_norm(p) for p in path if _norm(p)]
+    if not wanted:
+        raise LookupError("Give at least one heading, e.g. ['Work', 'Projects'].")
     normed: dict[str, str] = {}  # each distinct heading text is normalised once
 
     def norm(label: str) -> str:
@@ -264,6 +278,8 @@ _SECTION_STEP = re.compile(r">[ \t]*(#{1,6})[ \t]+([^>]+)")
 def xrefs(text: str) -> list[XRef]:
     """Find cross-references: full paths ``/memories/....md`` with optional section steps."""
     found: list[XRef] = []
+    if ROOT not in text:
+        return found  # most files cite nothing: no split into lines
     for number, line in enumerate(text.split("\n"), start=1):
         if ROOT not in line:
             continue

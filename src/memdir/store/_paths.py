@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator
@@ -152,12 +153,16 @@ def shown(text: str, limit: int = _MAX_SHOWN) -> str:
 _shown = shown
 
 
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""A NUL byte or another control character (C0, DEL or C1)."""
+
+
 def _parts(path: str) -> list[str]:
     if not isinstance(path, str) or not path.strip():
         raise PathError(f"The path is empty. Give a path under {ROOT}, e.g. {ROOT}/notes.md.")
     if len(path) > _MAX_PATH_CHARS:
         raise PathError(f"The path is longer than {_MAX_PATH_CHARS} characters; use a shorter one.")
-    if any(ord(ch) < 32 or 0x7F <= ord(ch) <= 0x9F for ch in path):
+    if _CONTROL.search(path) is not None:
         raise PathError(
             "The path contains a NUL byte or another control character; "
             "use printable characters only."

@@ -58,12 +58,14 @@ from memdir.store._paths import (
     write_temp_at,
 )
 from memdir.store._tree import (
+    Listed,
     Node,
     capture_tree,
     make_plain,
     reset_tree,
     subtree_extent,
     temp_files,
+    walk_listing,
     walk_tree,
 )
 
@@ -686,6 +688,32 @@ class Store:
             with self._root() as root_fd:
                 return walk_tree(root_fd, parts, max_depth=max_depth, hidden=hidden,
                                  names=self.names)
+        except OSError as exc:
+            if exc.errno == errno.ENOTDIR:
+                raise PathError(f"{virtual} is a file; view it to read it.") from None
+            raise self._fail(exc, virtual) from None
+
+    def listing(
+        self,
+        under: str = ROOT,
+        *,
+        detail_depth: int | None = None,
+        describe: bool = True,
+        markdown_only: bool = True,
+    ) -> list[Listed]:
+        """:meth:`walk`'s entries as tuples, each file within ``detail_depth`` opened once.
+
+        (path, is a folder, depth, size, description) in tree order, with no cache:
+        for a command that lists the store once. Entries deeper than ``detail_depth``
+        levels have size 0 and no description (see ``walk_listing``).
+        """
+        parts = self.split(under, "dir")
+        virtual = to_virtual(parts)
+        try:
+            with self._root() as root_fd:
+                return walk_listing(root_fd, parts, detail_depth=detail_depth,
+                                    describe=describe, markdown_only=markdown_only,
+                                    names=self.names)
         except OSError as exc:
             if exc.errno == errno.ENOTDIR:
                 raise PathError(f"{virtual} is a file; view it to read it.") from None

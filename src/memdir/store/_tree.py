@@ -17,14 +17,17 @@ the handles held at once stay below the tree's depth.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Final, Literal
 
 from memdir.store._deadline import check_deadline
+from memdir.store._frontmatter import description_of
 from memdir.store._paths import (
     ANY_NAME,
     MARKDOWN,
@@ -41,13 +44,18 @@ from memdir.store._paths import (
 )
 
 __all__ = [
+    "HEAD_BYTES",
+    "MAX_HEADER_BYTES",
     "STATE_NAMES",
+    "Listed",
     "Node",
     "NodeKind",
     "capture_tree",
+    "head_description",
     "make_plain",
     "reset_tree",
     "subtree_extent",
+    "walk_listing",
     "walk_tree",
 ]
 
@@ -60,6 +68,14 @@ hidden, or with an undecodable name); ``temp``: an atomic write's temporary
 file; ``link``: a symbolic link; ``special``: a FIFO, socket or device."""
 
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+_BY_NAME: Final = attrgetter("name")
+
+HEAD_BYTES: Final = 4096
+"""Bytes a listing reads first for a file's description (a usual header fits)."""
+MAX_HEADER_BYTES: Final = 64 * 1024
+"""Most bytes a listing reads for a header that does not end within :data:`HEAD_BYTES`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +273,174 @@ def memory_files(
         for fd, _ in stack:
             os.close(fd)
     return found
+
+
+Listed = tuple[str, bool, int, int, str | None]
+"""One entry of :func:`walk_listing`: (agent path, is a folder, depth, size, description)."""
+
+
+def head_description(dir_fd: int, name: str) -> tuple[int, str | None]:
+    """The size of the regular file ``name`` in a folder and its description, in one open.
+
+    Reads :data:`HEAD_BYTES`, and on to :data:`MAX_HEADER_BYTES` when the header has
+    not ended by then; the description is :func:`description_of` the bytes read.
+
+    Raises:
+        OSError: As :func:`~memdir.store._paths.read_at` (a link, a folder or a special
+            file is never read).
+    """
+    fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.ENXIO,
+                          "not a regular file")
+        size = st.st_size
+        head = os.read(fd, HEAD_BYTES)
+        if len(head) < HEAD_BYTES and len(head) < size:
+            head = _read_up_to(fd, HEAD_BYTES, head, size)  # a short read: read on
+        if len(head) == HEAD_BYTES and b"\n---" not in head[3:]:
+            head = _read_up_to(fd, MAX_HEADER_BYTES, head, size)
+    finally:
+        os.close(fd)
+    return size, description_of(head.decode("utf-8", errors="replace"))
+
+
+def _read_up_to(fd: int, limit: int, head: bytes, size: int) -> bytes:
+    """``head`` (the bytes read so far from ``fd``) and what follows, up to ``limit`` bytes.
+
+    Reading stops at the file's ``size`` as ``fstat`` gave it, so a small file takes one
+    ``read``, not a second one that finds its end.
+    """
+    parts = [head]
+    got = len(head)
+    while got < limit:
+        chunk = os.read(fd, limit - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+        if got >= size:
+            break  # the end fstat saw: no read only to find it
+    return b"".join(parts)
+
+
+def walk_listing(
+    root_fd: int,
+    start: tuple[str, ...] = (),
+    *,
+    detail_depth: int | None = None,
+    describe: bool = True,
+    markdown_only: bool = True,
+    names: NamePolicy = MARKDOWN,
+) -> list[Listed]:
+    """The entries of a listing below the folder ``start``, in :func:`walk_tree`'s order.
+
+    The same entries as the folders, ``memory`` files and (unless ``markdown_only``)
+    other visible files of :func:`walk_tree`, found by one listing of each folder:
+    folders and files are told apart by the directory entry's type, and only files
+    within ``detail_depth`` levels are opened: each once, through its folder's handle,
+    for its size and, with ``describe``, its description (:func:`head_description`;
+    without it, an ``lstat``). Deeper entries come with size 0 and no description,
+    for callers that only count them. Hidden entries are left out and hidden
+    folders not entered; nothing is followed.
+
+    Cost: one ``open`` and listing per folder, and per file within ``detail_depth``
+    an ``open``, ``fstat``, ``read`` and ``close`` (or one ``lstat``).
+
+    Raises:
+        OSError: ``start`` cannot be opened as a folder.
+    """
+    out: list[Listed] = []
+    first = _Handle(open_dir(root_fd, start), 0)
+    open_handles = [first]
+    prefix = to_virtual(start)
+    # Work items: an entry to emit, or a folder to scan.
+    stack: list[Listed | _Folder] = [_Folder(first, "", prefix, 0)]
+    try:
+        while stack:
+            item = stack.pop()
+            if not isinstance(item, _Folder):
+                out.append(item)
+                continue
+            check_deadline()  # between folders: a walk of a huge tree stops on time
+            handle = item.parent if item.depth == 0 else _open_child(
+                item.parent, item.name, open_handles)
+            if handle is None:
+                continue  # replaced or removed meanwhile
+            detail = detail_depth is None or item.depth < detail_depth
+            stack.extend(reversed(_scan_listing(handle, item.path, item.depth, detail,
+                                                describe, markdown_only, names, open_handles)))
+    finally:
+        for handle in open_handles:
+            os.close(handle.fd)
+    return out
+
+
+class _Folder:
+    """A folder :func:`walk_listing` has still to scan, and the handle it is opened from."""
+
+    __slots__ = ("depth", "name", "parent", "path")
+
+    def __init__(self, parent: _Handle, name: str, path: str, depth: int) -> None:
+        self.parent = parent
+        self.name = name
+        self.path = path
+        self.depth = depth
+
+
+def _scan_listing(
+    handle: _Handle,
+    path: str,
+    depth: int,
+    detail: bool,
+    describe: bool,
+    markdown_only: bool,
+    names: NamePolicy,
+    open_handles: list[_Handle],
+) -> list[Listed | _Folder]:
+    """The work a folder adds to :func:`walk_listing`, in the order it is to be done."""
+    with os.scandir(handle.fd) as listing:
+        entries = sorted(listing, key=_BY_NAME)
+    folders: list[Listed | _Folder] = []
+    files: list[Listed | _Folder] = []
+    level = depth + 1
+    fd = handle.fd
+    suffixes = names.suffixes
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue  # hidden (the store's own state and temporary files among them)
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                if entry.is_dir(follow_symlinks=False):
+                    virtual = f"{path}/{name}"
+                    folders.append((virtual, True, level, 0, None))
+                    handle.pending += 1
+                    folders.append(_Folder(handle, name, virtual, level))
+                continue  # a folder, or a link or special file (never listed)
+        except OSError:
+            continue  # gone meanwhile
+        memory = (name.endswith(suffixes) if suffixes is not None else names.is_file_name(name)
+                  ) and (name.isascii() or _encodable(name))
+        if not memory and markdown_only:
+            continue
+        size, description = 0, None
+        if detail:
+            try:
+                if describe and memory:
+                    try:
+                        size, description = head_description(fd, name)
+                    except OSError:
+                        size = entry.stat(follow_symlinks=False).st_size  # not readable
+                else:
+                    size = entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                continue  # gone meanwhile
+        files.append((f"{path}/{name}", False, level, size, description))
+    if handle.pending == 0:
+        _close(handle, open_handles)
+    return folders + files
 
 
 def temp_files(root_fd: int) -> list[tuple[str, ...]]:

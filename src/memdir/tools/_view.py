@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import replace
+import threading
+import weakref
+from contextlib import suppress
 
-from memdir.store import ROOT, Entry, Store, StoreError, StorePath, listing_mark, slugify
+from memdir.store import (
+    ROOT,
+    Entry,
+    Listed,
+    Store,
+    StoreError,
+    StorePath,
+    listing_mark,
+    slugify,
+)
+from memdir.store._feed import ChangeFeed
+from memdir.store._paths import open_dir, open_root, posix_parts
+from memdir.store._tree import head_description
 from memdir.tools._spec import ToolError
 
 __all__ = [
@@ -112,10 +127,14 @@ def render_listing(store: Store, folder: StorePath, view_range: list[int] | None
     others: ``view_range=[first, last]`` over its entries, a sub-folder's own
     listing (the largest are named), or grep.
 
+    The counts come from one listing of each folder (names and entry types, no
+    file opened or stat'ed); only the entries shown are opened, each once, for
+    its size and description.
+
     Raises:
         ToolError: ``view_range`` is not two entry numbers within the listing.
     """
-    everything = store.walk(folder.virtual, describe=False, markdown_only=False)
+    everything = _walked(store, folder.virtual)
     if not everything:
         if folder.is_root:
             return (
@@ -124,19 +143,19 @@ def render_listing(store: Store, folder: StorePath, view_range: list[int] | None
                 "description: <one line>\\n---\\n...')."
             )
         return f"{folder.virtual} is an empty folder."
-    total = sum(1 for e in everything if not e.is_dir)
+    total = sum(1 for e in everything if not e[1])
     folders = len(everything) - total
     counts: dict[str, int] = {}
+    skip = len(folder.virtual) + 1
     if len(everything) > MAX_LISTING_ENTRIES:
-        for entry in everything:
-            if not entry.is_dir and entry.depth > 2:
+        for path, is_dir, depth, _, _ in everything:
+            if not is_dir and depth > 2:
                 # Count the file under its ancestor at depth 2, the deepest folder shown.
-                parts = entry.path[len(folder.virtual) + 1 :].split("/")
-                key = f"{folder.virtual}/{parts[0]}/{parts[1]}"
-                counts[key] = counts.get(key, 0) + 1
+                end = path.index("/", path.index("/", skip) + 1)
+                counts[path[:end]] = counts.get(path[:end], 0) + 1
     head = f"{folder.virtual}: {total} file(s) in {folders} folder(s) (size, description)"
     if counts:  # the walk is in tree order, so its first two levels are the shallow listing
-        entries = [e for e in everything if e.depth <= 2]
+        entries = [e for e in everything if e[2] <= 2]
         head += (
             ". Showing two levels; view a subfolder to see inside the folders marked with "
             "a file count:"
@@ -149,27 +168,123 @@ def render_listing(store: Store, folder: StorePath, view_range: list[int] | None
     size = len(lines[0])
     shown = 0
     marks = listing_mark(store.root)  # files a sync left with two versions to reconcile
-    for entry in entries[first - 1 : last]:
-        line = _entry_line(_described(store, entry), counts, marks.get(entry.path))
-        if shown >= MAX_LISTING_ENTRIES * 2 or size + len(line) + 1 > MAX_LISTING_CHARS:
-            break
-        lines.append(line)
-        size += len(line) + 1
-        shown += 1
+    with _Details(store) as details:
+        for listed in entries[first - 1 : last]:
+            line = _entry_line(details.entry(listed), counts, marks.get(listed[0]))
+            if shown >= MAX_LISTING_ENTRIES * 2 or size + len(line) + 1 > MAX_LISTING_CHARS:
+                break
+            lines.append(line)
+            size += len(line) + 1
+            shown += 1
     if first + shown - 1 < len(entries):  # entries after the last one shown
         lines.append(_cut_note(folder.virtual, everything, first, first + shown - 1,
                                len(entries)))
     return "\n".join(lines)
 
 
-def _described(store: Store, entry: Entry) -> Entry:
-    """``entry`` with its description read (only the entries shown are opened)."""
-    if entry.is_dir or not entry.path.endswith(".md"):
-        return entry
-    try:
-        return replace(entry, description=store.description(entry.path))
-    except StoreError:  # replaced or removed since the walk saw it
-        return entry
+_KEPT_FOLDERS = 8
+"""Folders whose listing walk a store's :class:`_Walks` keeps between calls."""
+
+
+class _Walks:
+    """The listing walks of one store, kept while its change feed reports nothing new.
+
+    In a running server the same folder is listed again and again; its walk (the
+    names and entry types of every entry below it, what the counts come from) is
+    kept and done again only after the feed names a change anywhere in the store.
+    Sizes and descriptions are read at each call, for the entries shown. Where the
+    feed is not live (no inotify), every poll says everything and each call walks.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.feed = ChangeFeed(store.root, lazy=True)  # one call pays for no watch
+        self.lock = threading.Lock()
+        self.kept: dict[str, list[Listed]] = {}
+
+    def walk(self, store: Store, folder: str) -> list[Listed]:
+        with self.lock:
+            if not self.feed.poll().none:
+                self.kept.clear()
+            found = self.kept.pop(folder, None)
+            if found is None:
+                found = store.listing(folder, detail_depth=0, describe=False,
+                                      markdown_only=False)
+            self.kept[folder] = found  # the most recent last
+            while len(self.kept) > _KEPT_FOLDERS:
+                del self.kept[next(iter(self.kept))]
+            return found
+
+
+_WALKS: weakref.WeakKeyDictionary[Store, _Walks] = weakref.WeakKeyDictionary()
+_WALKS_LOCK = threading.Lock()
+
+
+def _walked(store: Store, folder: str) -> list[Listed]:
+    """Every entry below ``folder`` with its depth, no file opened (see :class:`_Walks`)."""
+    with _WALKS_LOCK:
+        walks = _WALKS.get(store)
+        if walks is None:
+            walks = _WALKS[store] = _Walks(store)
+    return walks.walk(store, folder)
+
+
+class _Details:
+    """Sizes and descriptions of the entries a listing shows, through one handle per folder.
+
+    Entries of one folder come together in a listing, so each folder is opened once
+    (from the root, following no link).
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.root_fd = -1
+        self.folder: str | None = None
+        self.fd = -1
+
+    def __enter__(self) -> _Details:
+        self.root_fd = open_root(self.store.root)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+        os.close(self.root_fd)
+
+    def entry(self, listed: Listed) -> Entry:
+        """The entry with its size and, for a markdown file, its description.
+
+        A file gone or replaced since the walk saw it is shown with what can be read
+        of it; a name the store refuses (a control character, say) gets no description.
+        """
+        path, is_dir, depth, _, _ = listed
+        if is_dir:
+            return Entry(path, True, depth)
+        folder, _, name = path.rpartition("/")
+        if folder != self.folder:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+            self.folder = folder
+            with suppress(OSError):
+                self.fd = open_dir(self.root_fd, posix_parts(folder))
+        size, description = 0, None
+        if self.fd >= 0:
+            if name.endswith(".md") and self._accepted(path):
+                try:
+                    size, description = head_description(self.fd, name)
+                    return Entry(path, False, depth, size, description)
+                except OSError:
+                    pass  # not readable: its size alone, as for any other file
+            with suppress(OSError):
+                size = os.stat(name, dir_fd=self.fd, follow_symlinks=False).st_size
+        return Entry(path, False, depth, size, description)
+
+    def _accepted(self, path: str) -> bool:
+        try:
+            self.store.split(path, "file")
+        except StoreError:
+            return False
+        return True
 
 
 def _entry_range(path: str, view_range: list[int] | None, count: int) -> tuple[int, int]:
@@ -188,16 +303,14 @@ def _entry_range(path: str, view_range: list[int] | None, count: int) -> tuple[i
     return first, last
 
 
-def _cut_note(path: str, everything: list[Entry], first: int, last: int, count: int) -> str:
+def _cut_note(path: str, everything: list[Listed], first: int, last: int, count: int) -> str:
     """What a cut listing says: how many entries, which are shown, and three ways on."""
-    depth = path.count("/") + 1
+    skip = len(path) + 1
     files: dict[str, int] = {}
-    for entry in everything:
-        if not entry.is_dir:
-            parts = entry.path.split("/")
-            if len(parts) > depth + 1:
-                top = "/".join(parts[: depth + 1])
-                files[top] = files.get(top, 0) + 1
+    for entry, is_dir, depth, _, _ in everything:
+        if not is_dir and depth > 1:
+            top = entry[: entry.index("/", skip)]
+            files[top] = files.get(top, 0) + 1
     biggest = sorted(files.items(), key=lambda item: (-item[1], item[0]))[:_BIGGEST_SHOWN]
     named = ", ".join(f"{p} ({n:,} files)" for p, n in biggest)
     step = min(count, last + MAX_LISTING_ENTRIES * 2)
