@@ -33,4 +33,7 @@ if ! command -v chromedriver >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v
 fi
 uv run --no-sync ruff check .
 uv run --no-sync mypy
-uv run --no-sync pytest "$@"
+# The tests run on every core (pytest-xdist; 2 on CI's machine); tests marked with one
+# xdist_group share an expensive session fixture and run on one worker. The user's own
+# arguments come after, so `bash scripts/test.sh -n 0` runs them in one process.
+uv run --no-sync pytest -n auto --dist loadgroup "$@"

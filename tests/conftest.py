@@ -15,6 +15,45 @@ SHARED_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "data").r
 """Resolved, as memdir resolves the data folders it is given (../shared may be a link)."""
 
 
+SHARED_BUILDS = {
+    "tests/browse/test_health_paging.py": {"alarmed_site"},
+    "tests/browse/test_pages_walk.py": {"moved_run", "run_site"},
+    "tests/metrics/test_linear.py": {"generated"},
+    "tests/skills/test_skills_episodes.py": {"env", "chain"},
+    "tests/skills/test_skills_paper_views.py": {"run"},
+    "tests/skills/test_skills_run.py": {"ran"},
+    "tests/study/test_built_variants.py": {"built_run"},
+    "tests/study/test_harness_study.py": {"harness_run"},
+    "tests/study/test_rejudge.py": {"judged_run"},
+    "tests/study/test_report_tables.py": {"run_dir", "smoke_dir"},
+    "tests/study/test_run.py": {"smoke_run"},
+    "tests/tools/test_listing_cap.py": {"big"},
+}
+"""Module-scoped fixtures that build a study run, a skills chain or a large store.
+
+Each took seconds to tens of seconds to set up (``pytest --setup-only
+--durations``); under pytest-xdist, every worker that ran one of the tests
+using it built it again. The tests that use one run on one worker.
+"""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order and group the tests for pytest-xdist (``--dist loadgroup``, scripts/test.sh).
+
+    Tests marked slow run first, each part keeping its order: xdist hands tests
+    out in this order as workers free up, and a test of a minute that came last
+    would keep one worker busy while the others idle. The tests of a module that
+    use one of its :data:`SHARED_BUILDS` share an xdist group.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        builds = SHARED_BUILDS.get(module, set())
+        if builds & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(module))
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     """An empty store in a fresh temporary folder."""

@@ -134,6 +134,29 @@ def _examples() -> list[Example]:
     return found
 
 
+MADE_RUNS = ("runs/offline-smoke", "runs/skills-grid")
+"""The run folders :func:`made_runs` makes for the blocks that name them."""
+
+
+WHOLE_STUDY = re.compile(r"\bmemdir study run\b(?!.*--dry-run)")
+"""A line that runs a whole study: its block is a slow test (about a minute)."""
+
+
+def _param(example: Example) -> object:
+    """``example`` as a test case, marked for the test run's scheduling.
+
+    Blocks that read :func:`made_runs` run on one pytest-xdist worker: the
+    fixture runs a small study and a skills cell (tens of seconds), which every
+    worker that ran such a block would make again. A block that runs a whole
+    study is marked slow, so that it starts early (tests/conftest.py).
+    """
+    marks = []
+    if example.skip is None and _reads_made_runs(example):
+        marks.append(pytest.mark.xdist_group("made_runs"))
+    if example.skip is None and any(WHOLE_STUDY.search(c) for c in _commands(example)):
+        marks.append(pytest.mark.slow)
+    return pytest.param(example, id=example.id, marks=marks)
+
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}
@@ -164,7 +187,7 @@ def made_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     })
     run_study(config, study)
     write_report(study)
-    runs["runs/offline-smoke"] = study
+    runs[MADE_RUNS[0]] = study
     from memdir.skills import alfworld_missing
 
     split = DATA / "alfworld" / "valid_seen"
@@ -182,8 +205,15 @@ def made_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         env = AlfworldEnv(max_steps=skills.max_steps, facts=True,
                           cache_dir=tmp_path_factory.mktemp("alfworld-cache"))
         asyncio.run(run_cell(skills, skills.cells()[0], tasks, env))
-        runs["runs/skills-grid"] = grid
+        runs[MADE_RUNS[1]] = grid
     return runs
+
+
+def _reads_made_runs(example: Example) -> bool:
+    """Whether ``example`` names a run of :func:`made_runs` without making it itself."""
+    commands = _commands(example)
+    return any(name in example.body and not any(f"--out {name}" in c for c in commands)
+               for name in MADE_RUNS)
 
 
 def _run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -339,10 +369,10 @@ def _as_this_checkout(command: str) -> str:
 EXAMPLES = _examples()
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.id for e in EXAMPLES])
+@pytest.mark.parametrize("example", [_param(e) for e in EXAMPLES])
 def test_the_example_runs_as_written(example: Example, tmp_path: Path,
                                      fake_openai: FakeOpenAIServer,
-                                     made_runs: dict[str, Path]) -> None:
+                                     request: pytest.FixtureRequest) -> None:
     if example.skip is not None:
         assert len(example.skip) > 10, f"{example.id}: say why the block is not run"
         pytest.skip(f"not run: {example.skip}")
@@ -370,6 +400,9 @@ def test_the_example_runs_as_written(example: Example, tmp_path: Path,
     (tmp_path / "configs").symlink_to(REPO / "configs")  # as in the repository's root
     commands = _commands(example)
     assert commands, f"{example.id}: no command found in the block (a prompt not read?)"
+    # made only for a block that reads one of its runs (they take tens of seconds)
+    made_runs: dict[str, Path] = (request.getfixturevalue("made_runs")
+                                  if _reads_made_runs(example) else {})
     for name, made in made_runs.items():  # a run the block names but does not make
         if name in example.body and not any(f"--out {name}" in c for c in commands):
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
