@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -236,6 +237,9 @@ def test_a_skills_chain_shows_each_task_and_the_library_after_it(chrome: Any,
     # the second task was served the first one's episode, as the library held it then
     served = all_css(chrome, "table.tasks tr")[2].find_elements("css selector", "td")[5]
     assert "/memories/" in served.text
+    guidance = re.search(r"([\d,]+) chars of guidance", served.text)
+    assert guidance is not None
+    assert guidance[1] == f"{int(guidance[1].replace(',', '')):,}"  # 2,037, as counts elsewhere
     link(chrome, "step 2").click()
     assert by_css(chrome, ".stepper .current").text == "step 2"
     assert "task 002" in by_css(chrome, ".stepper .message").text  # task 2 of the chain page
