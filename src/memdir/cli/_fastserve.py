@@ -21,13 +21,15 @@ the process would have ended first.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Sequence
+from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memdir.server._handshake import StdinFeed
 
-__all__ = ["feed", "start"]
+__all__ = ["feed", "serving", "start"]
 
 _FLAGS = frozenset({"--write"})
 _VALUED = frozenset({"--set", "--profile", "--transport", "-t"})
@@ -68,6 +70,26 @@ def start(argv: Sequence[str]) -> None:
     from memdir.server._handshake import StdinFeed
 
     _STARTED.append(StdinFeed(0, 1).start())
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _stop_while_loading)
+
+
+def _stop_while_loading(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C before the server runs: stop at once, as Ctrl-C stops it serving.
+
+    The client may have its answers already, while the command line and the SDK
+    still load. A KeyboardInterrupt raised there lands wherever the import is
+    (typer turns one during its parsing into a silent exit), so the process ends
+    here instead; nothing of the store has been written yet.
+    """
+    os.write(2, b"stopped.\n")
+    os._exit(130)
+
+
+def serving() -> None:
+    """The server is about to run: Ctrl-C raises KeyboardInterrupt again, for its loop."""
+    if signal.getsignal(signal.SIGINT) is _stop_while_loading:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def feed() -> StdinFeed | None:

@@ -189,9 +189,10 @@ def serve(
         start_syncer(store, interval=sync_interval, writer=writer or f"mcp-{transport.value}",
                      stop_at_exit=True)
     if transport is Transport.stdio:
-        from memdir.cli._fastserve import feed
+        from memdir.cli._fastserve import feed, serving
 
         try:
+            serving()
             anyio.run(run_stdio, server, feed())
         except KeyboardInterrupt:
             err_console.print("stopped.")
