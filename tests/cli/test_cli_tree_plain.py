@@ -53,7 +53,7 @@ def _rich(lines: list[str]) -> str:
     return out.getvalue()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)
 @given(_trees(), st.booleans(), st.booleans())
 def test_plain_lines_are_what_rich_prints(entries: list[Entry], marked: bool,
                                           cut: bool) -> None:
@@ -101,7 +101,7 @@ def _plain_trees(draw: st.DrawFn) -> list[Entry]:
     return entries
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)
 @given(_plain_trees())
 def test_branches_are_drawn_as_the_old_drawing_drew_them(entries: list[Entry]) -> None:
     listed = [(e.path, e.is_dir, e.depth, e.size, e.description) for e in entries]
