@@ -181,7 +181,14 @@ class TfidfCache:
         self._counts.extend(batch.data)
 
     def matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        """Unit-length TF-IDF rows for ``texts`` (idf fitted on these texts only)."""
+        """Unit-length TF-IDF rows for ``texts`` (idf fitted on these texts only).
+
+        The entries are gathered, weighted and scaled in runs of whole rows of
+        about :data:`_ENTRIES_PER_RUN` entries, so the arrays held besides the
+        result stay small however many texts there are; each row's length is
+        summed within one run, in the same order as over all rows at once, so the
+        values are the same to the bit.
+        """
         index = self._index
         new = [t for t in dict.fromkeys(texts) if t not in index]
         if new:
@@ -189,21 +196,48 @@ class TfidfCache:
         numbers = np.fromiter((index[t] for t in texts), np.int64, count=len(texts))
         n = len(texts)
         sizes = self._sizes.data[numbers]
+        starts = self._starts.data[numbers]
         indptr = np.zeros(n + 1, dtype=np.int64)
         indptr[1:] = np.cumsum(sizes)
-        gather = np.repeat(self._starts.data[numbers] - indptr[:-1], sizes)
-        gather += np.arange(indptr[-1])
-        indices = self._columns.data[gather]
-        data = self._counts.data[gather].astype(np.float64)
+        runs = _runs(indptr)
+        indices = np.empty(int(indptr[-1]), np.int32)
+        data = np.empty(int(indptr[-1]), np.float64)
+        for a, b in runs:
+            lo, hi = indptr[a], indptr[b]
+            gather = np.repeat(starts[a:b] - indptr[a:b], sizes[a:b])
+            gather += np.arange(lo, hi)
+            indices[lo:hi] = self._columns.data[gather]
+            data[lo:hi] = self._counts.data[gather]
         width = max(len(self._vocab), 1)
         df = np.bincount(indices, minlength=width)
         idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-        data = data * idf[indices]
-        row_of = np.repeat(np.arange(n), sizes)
-        lengths = np.sqrt(np.bincount(row_of, weights=data * data, minlength=n))
-        lengths[lengths == 0] = 1.0
-        data = data / lengths[row_of]
+        for a, b in runs:
+            lo, hi = indptr[a], indptr[b]
+            part = data[lo:hi]
+            part *= idf[indices[lo:hi]]
+            row_of = np.repeat(np.arange(b - a), sizes[a:b])
+            lengths = np.sqrt(np.bincount(row_of, weights=part * part, minlength=b - a))
+            lengths[lengths == 0] = 1.0
+            part /= lengths[row_of]
         return sparse.csr_matrix((data, indices, indptr), shape=(n, width))
+
+
+_ENTRIES_PER_RUN = 1 << 22
+"""Entries :meth:`TfidfCache.matrix` works on at once (about 4 million)."""
+
+
+def _runs(indptr: np.ndarray) -> list[tuple[int, int]]:
+    """Rows ``[a, b)`` cut so each run holds about :data:`_ENTRIES_PER_RUN` entries (one row at
+    least)."""
+    n = len(indptr) - 1
+    runs: list[tuple[int, int]] = []
+    a = 0
+    while a < n:
+        b = int(np.searchsorted(indptr, indptr[a] + _ENTRIES_PER_RUN, side="right")) - 1
+        b = min(max(b, a + 1), n)
+        runs.append((a, b))
+        a = b
+    return runs
 
 
 def cosine_rows(matrix: sparse.csr_matrix, left: np.ndarray, right: np.ndarray) -> np.ndarray:
