@@ -8,8 +8,9 @@ stores to many tenants, each found by its token (:func:`tenants_app`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memdir._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from memdir.server._server import SERVER_NAME, build_server, tool_annotations, tool_declarations
@@ -54,13 +55,7 @@ _HOMES = {
 so a light submodule (:mod:`memdir.server._handshake`) imports without it."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
 
 
 __all__ = [
