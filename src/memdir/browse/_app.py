@@ -36,14 +36,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memdir.browse._context import Browser
 from memdir.browse._history_pages import history_page
-from memdir.browse._run_pages import (
-    chain_page,
-    log_file,
-    report_figure,
-    report_page,
-    run_page,
-    study_cell_page,
-)
 from memdir.browse._sources import Catalog
 from memdir.browse._store_pages import file_page, health_page, search_page, tree_page, turn_page
 from memdir.server import LoopbackError, is_loopback
@@ -149,11 +141,26 @@ def _route(path: str, page: Page, browser: Browser) -> Route:
     return Route(path, run_sync)
 
 
+def _run_page(name: str) -> Page:
+    """A page of a study or skills run, whose module (and the run readers) loads on first use.
+
+    Those readers load inspect_ai, seconds of a browser's start that a session of
+    plain stores never uses.
+    """
+    def page(browser: Browser, request: Request) -> Response:
+        from memdir.browse import _run_pages
+
+        shown: Response = getattr(_run_pages, name)(browser, request)
+        return shown
+    return page
+
+
 def _index(browser: Browser, request: Request) -> Response:
     catalog = browser.catalog
     if catalog.kind == "store":
         return RedirectResponse(browser.store_url(next(iter(catalog.stores))), status_code=307)
-    return run_page(browser, request)
+    shown: Response = _run_page("run_page")(browser, request)
+    return shown
 
 
 def browse_app(catalog: Catalog, *, token: str | None, host: str = "127.0.0.1") -> ASGIApp:
@@ -189,11 +196,11 @@ def browse_app(catalog: Catalog, *, token: str | None, host: str = "127.0.0.1") 
 
     routes = [
         _route("/", _index, browser),
-        _route("/run/cell/{key}", study_cell_page, browser),
-        _route("/run/log/{key}/{n:int}", log_file, browser),
-        _route("/run/chain/{cell}/{chain}", chain_page, browser),
-        _route("/run/report/", report_page, browser),
-        _route("/run/report/{name}", report_figure, browser),
+        _route("/run/cell/{key}", _run_page("study_cell_page"), browser),
+        _route("/run/log/{key}/{n:int}", _run_page("log_file"), browser),
+        _route("/run/chain/{cell}/{chain}", _run_page("chain_page"), browser),
+        _route("/run/report/", _run_page("report_page"), browser),
+        _route("/run/report/{name}", _run_page("report_figure"), browser),
         _route("/s/{sid}/", tree_page, browser),
         _route("/s/{sid}/file/{path:path}", file_page, browser),
         _route("/s/{sid}/search", search_page, browser),

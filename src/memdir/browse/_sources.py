@@ -14,15 +14,15 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memdir.bench import DatasetError, load_benchmark
-from memdir.builders import BuildState
 from memdir.conversation import Conversation, load_conversation
-from memdir.skills import CellReport
-from memdir.skills import load_run as load_skills_run
 from memdir.store import Store
-from memdir.study import RunRecords, load_run
+
+if TYPE_CHECKING:  # the run readers load inspect_ai: a plain store's session never needs them
+    from memdir.skills import CellReport
+    from memdir.study import RunRecords
 
 __all__ = [
     "BrowseError",
@@ -149,6 +149,8 @@ def _build_ref(store_root: Path, data_dir: Path | None) -> tuple[ConversationRef
     state_path = store_root.parent / "build.json"
     if not state_path.is_file():
         return None, ""
+    from memdir.builders import BuildState
+
     try:
         state = BuildState.model_validate_json(state_path.read_text("utf-8"))
     except ValueError as exc:
@@ -162,6 +164,8 @@ def _build_ref(store_root: Path, data_dir: Path | None) -> tuple[ConversationRef
 
 
 def _study(folder: Path, data_dir: Path | None) -> Catalog:
+    from memdir.study import load_run
+
     run = load_run(folder)
     run_data = data_dir
     manifest = folder / "manifest.json"
@@ -191,6 +195,8 @@ def _study(folder: Path, data_dir: Path | None) -> Catalog:
 
 
 def _skills(folder: Path) -> Catalog:
+    from memdir.skills import load_run as load_skills_run
+
     cells = load_skills_run(folder)
     stores: dict[str, BrowsedStore] = {}
     for report in cells:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memdir.cli._common import err_console, fail
+from memdir.cli._common import err_console, fail, keep_startup_heap
 from memdir.cli._syncing import _stop_at_exit
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def serve_tenants(stores: Path, tenants_file: Path, *, host: str, port: int,
     err_console.print(f"memdir MCP server for {index.count} tenant(s) over {index.stores} "
                       f"store(s) in {stores} on http://{host}:{port}{MCP_PATH}; each token "
                       "reaches its own store. Ctrl-C stops it.", markup=False, highlight=False)
+    keep_startup_heap()
     try:
         run_tenants(app, host=host, port=port, allow_remote=allow_remote)
     except SystemExit as exc:  # uvicorn exits this way when it cannot start

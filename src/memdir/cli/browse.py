@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memdir.cli._common import ExitCode, cannot_bind, err_console, fail
+from memdir.cli._common import ExitCode, cannot_bind, err_console, fail, keep_startup_heap
 from memdir.config import get_settings
 
 if TYPE_CHECKING:
@@ -108,6 +108,7 @@ def browse(
     if problem:  # said in one line, as memdir serve says it, not in uvicorn's traceback
         fail(f"cannot listen on {host}:{port}: {problem}.",
              "pick a free port with --port (0: any free one), or stop whatever holds this one.")
+    keep_startup_heap()
     try:
         serve(catalog, host=host, port=port, token=secret, ready=ready)
     except LoopbackError as exc:

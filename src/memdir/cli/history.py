@@ -29,6 +29,7 @@ history_app = typer.Typer(
 
 
 _BACK = re.compile(r"-\d+")
+_MEMDIR_AUTHOR = "memdir"  # the author of memdir's own commits (store/history.py)
 
 
 class _StepCommand(TyperCommand):
@@ -196,9 +197,12 @@ def _log_all(ctx: typer.Context, as_json: bool) -> None:
         typer.echo(json.dumps([asdict(c) for c in found], indent=2))
         return
     for c in found:
-        by = ", ".join(c.writers) or c.author
-        where = f" on {c.replica}" if c.replica else ""
-        typer.echo(f"{c.commit[:10]}  {c.time}  {c.title}  (by {by}{where})")
+        # memdir's own name says nothing a reader can use: the plain log leaves it out too.
+        writers = c.writers or ((c.author,) if c.author != _MEMDIR_AUTHOR else ())
+        by = f"by {', '.join(writers)}" if writers else ""
+        on = f"on {c.replica}" if c.replica else ""
+        where = f"  ({' '.join(p for p in (by, on) if p)})" if by or on else ""
+        typer.echo(f"{c.commit[:10]}  {c.time}  {c.title}{where}")
 
 
 @history_app.command("show", cls=_StepCommand)

@@ -9,7 +9,15 @@ from typing import Annotated
 import anyio
 import typer
 
-from memdir.cli._common import StoreArg, cannot_bind, err_console, fail, load_toolset, open_store
+from memdir.cli._common import (
+    StoreArg,
+    cannot_bind,
+    err_console,
+    fail,
+    keep_startup_heap,
+    load_toolset,
+    open_store,
+)
 from memdir.config import get_settings
 
 __all__ = ["Profile", "Transport", "register", "serve"]
@@ -193,6 +201,7 @@ def serve(
 
         try:
             serving()
+            keep_startup_heap()
             anyio.run(run_stdio, server, feed())
         except KeyboardInterrupt:
             err_console.print("stopped.")
@@ -207,6 +216,7 @@ def serve(
     remote = "" if is_loopback(host) else " (reachable from other machines)"
     err_console.print(f"memdir MCP server ({toolset.name} set, {gate}) on "
                       f"http://{shown}{MCP_PATH}{remote}; Ctrl-C stops it.")
+    keep_startup_heap()
     try:
         run_http(server, host=host, port=port, token=token, allow_remote=allow_remote)
     except SystemExit as exc:  # uvicorn exits this way when it cannot start

@@ -8,10 +8,12 @@ stores to many tenants, each found by its token (:func:`tenants_app`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memdir._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from memdir.server._loopback import LoopbackError, allowed_hosts, check_bind, is_loopback
     from memdir.server._server import SERVER_NAME, build_server, tool_annotations, tool_declarations
     from memdir.server._tenant_app import TenantToolSet, run_tenants, tenant_toolset, tenants_app
     from memdir.server._tenants import (
@@ -24,17 +26,7 @@ if TYPE_CHECKING:
         load_tenants,
         tenant_store,
     )
-    from memdir.server._transports import (
-        MCP_PATH,
-        BearerTokenGate,
-        LoopbackError,
-        allowed_hosts,
-        check_bind,
-        http_app,
-        is_loopback,
-        run_http,
-        run_stdio,
-    )
+    from memdir.server._transports import MCP_PATH, BearerTokenGate, http_app, run_http, run_stdio
 
 _HOMES = {
     "SERVER_NAME": "_server", "build_server": "_server", "tool_annotations": "_server",
@@ -46,21 +38,15 @@ _HOMES = {
     "add_tenant": "_tenants", "hash_token": "_tenants", "load_tenants": "_tenants",
     "tenant_store": "_tenants",
     "MCP_PATH": "_transports", "BearerTokenGate": "_transports",
-    "LoopbackError": "_transports", "allowed_hosts": "_transports",
-    "check_bind": "_transports", "http_app": "_transports", "is_loopback": "_transports",
+    "LoopbackError": "_loopback", "allowed_hosts": "_loopback",
+    "check_bind": "_loopback", "http_app": "_transports", "is_loopback": "_loopback",
     "run_http": "_transports", "run_stdio": "_transports",
 }
 """Where each public name lives: the MCP SDK loads (most of a second) only when one is used,
 so a light submodule (:mod:`memdir.server._handshake`) imports without it."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
 
 
 __all__ = [

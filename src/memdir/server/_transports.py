@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import io
-import ipaddress
 import json
 import logging
 import re
@@ -33,6 +32,13 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memdir.server._handshake import StdinFeed
+from memdir.server._loopback import (
+    LoopbackError,
+    allowed_hosts,
+    bare_host,
+    check_bind,
+    is_loopback,
+)
 
 __all__ = [
     "MCP_PATH",
@@ -49,49 +55,7 @@ __all__ = [
 MCP_PATH = "/mcp"
 _SHUTDOWN_SECONDS = 2
 """How long a stop (Ctrl-C, SIGTERM) waits for open HTTP requests before closing them."""
-_LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _LOG = logging.getLogger(__name__)
-
-
-class LoopbackError(ValueError):
-    """A host that is reachable from other machines was given without consent."""
-
-
-def _bare(host: str) -> str:
-    return host.strip("[]")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (127.0.0.0/8, ::1 or localhost)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(_bare(host)).is_loopback
-    except ValueError:
-        return False
-
-
-def allowed_hosts(host: str, port: int) -> list[str] | None:
-    """The ``Host`` header values a request to a server bound at ``host:port`` may carry.
-
-    The bound address itself with the port (IPv6 in brackets), and for the usual
-    names of this machine (127.0.0.1, localhost, ::1) each of the others too.
-    None for a wildcard address (``0.0.0.0``, ``::``), which any name can reach;
-    such a server needs a token instead.
-    """
-    bare = _bare(host)
-    try:
-        address = ipaddress.ip_address(bare)
-    except ValueError:
-        names = [bare]
-    else:
-        if address.is_unspecified:
-            return None
-        names = [f"[{address}]" if address.version == 6 else str(address)]
-    if names[0] in _LOCAL_NAMES:
-        names = [names[0], *(n for n in _LOCAL_NAMES if n != names[0])]
-    hosts = [f"{name}:{port}" for name in names]
-    return hosts + names if port == 80 else hosts
 
 
 def _security(host: str, port: int) -> TransportSecuritySettings:
@@ -433,8 +397,8 @@ def http_app(server: Server[Any], *, host: str, port: int, token: str | None) ->
     Requests must name ``host:port`` (see :func:`allowed_hosts`).
     """
     app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=_bare(host), transport_security=_security(host, port)
-    )
+        streamable_http_path=MCP_PATH, host=bare_host(host),
+        transport_security=_security(host, port))
     return BearerTokenGate(app, token) if token else app
 
 
@@ -461,26 +425,6 @@ def run_http(
     """
     check_bind(host, token=token, allow_remote=allow_remote)
     app = http_app(server, host=host, port=port, token=token)
-    config = uvicorn.Config(app, host=_bare(host), port=port, log_level="warning",
+    config = uvicorn.Config(app, host=bare_host(host), port=port, log_level="warning",
                             lifespan="on", timeout_graceful_shutdown=_SHUTDOWN_SECONDS)
     anyio.run(uvicorn.Server(config).serve)
-
-
-def check_bind(host: str, *, token: str | None, allow_remote: bool) -> None:
-    """Refuse a bind address the options do not allow.
-
-    Raises:
-        LoopbackError: Why, in one sentence.
-    """
-    if is_loopback(host):
-        return
-    if not allow_remote:
-        raise LoopbackError(
-            f"{host} is reachable from other machines; the server binds loopback addresses "
-            "only unless remote access is allowed explicitly"
-        )
-    if not token:
-        raise LoopbackError(
-            f"binding {host} lets other machines reach the store, so a bearer token is "
-            "required (MEMDIR_MCP_TOKEN or --token)"
-        )
