@@ -227,8 +227,7 @@ _ENTRIES_PER_RUN = 1 << 22
 
 
 def _runs(indptr: np.ndarray) -> list[tuple[int, int]]:
-    """Rows ``[a, b)`` cut so each run holds about :data:`_ENTRIES_PER_RUN` entries (one row at
-    least)."""
+    """Rows ``[a, b)`` in runs of about :data:`_ENTRIES_PER_RUN` entries (one row at least)."""
     n = len(indptr) - 1
     runs: list[tuple[int, int]] = []
     a = 0
