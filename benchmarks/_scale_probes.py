@@ -12,6 +12,11 @@
 - ``make-history STORE STEPS SEED``: give a store a history of STEPS snapshots,
   each after one to four seeded edits (an appended line, written through the
   store), for the history table and verify rows. Prints the seconds it took.
+- ``table-steps STORE N``: the first N steps of ``memdir history STORE table``,
+  measured as the table measures them (each distinct blob parsed once, then each
+  step's state measured whole with one shared ``Measurer``). Prints JSON: the CPU
+  seconds of parsing, of each step, and their mean, from which the whole table's
+  cost is extrapolated (and the rows, to compare versions).
 
 Run: ``python benchmarks/_scale_probes.py PROBE ARGS...`` with the version's code on
 ``PYTHONPATH``.
@@ -77,6 +82,44 @@ def make_history(root: Path, steps: int, seed: int) -> dict[str, float]:
     return {"seconds": time.perf_counter() - start, "steps": steps}
 
 
+def table_steps(root: Path, n: int) -> dict[str, object]:
+    """CPU of the first ``n`` rows of the history table (see the module docstring)."""
+    from memdir.metrics import Measurer
+    from memdir.metrics._trajectory import TrajectoryRow
+    from memdir.store import Store
+    from memdir.store.history import History
+
+    history = History(Store(root))
+    measurer = Measurer()
+    steps = []
+    for step, changed in history.step_changes():
+        steps.append((step, changed))
+        if len(steps) == n:
+            break
+    start = _cpu()
+    wanted = {blob for _, changed in steps for path, blob in changed.items()
+              if blob is not None and path.endswith(".md")}
+    for blob, data in history.read_blobs(wanted).items():
+        measurer.summary(blob, data.decode("utf-8", errors="replace"))
+    parse = _cpu() - start
+    tree: dict[str, str] = {}
+    cpu: list[float] = []
+    rows: list[dict[str, object]] = []
+    for step, changed in steps:
+        for path, new in changed.items():
+            if new is None or not path.endswith(".md"):
+                tree.pop(path, None)
+            else:
+                tree[path] = new
+        before = _cpu()
+        metrics = measurer.measure_summaries(
+            {path: measurer.summary(blob, "") for path, blob in tree.items()})
+        cpu.append(_cpu() - before)
+        rows.append(TrajectoryRow(step, metrics).flat())
+    return {"steps": len(cpu), "parse_cpu": parse, "step_cpu": cpu,
+            "mean_step_cpu": statistics.fmean(cpu) if cpu else 0.0, "rows": rows}
+
+
 def serve_set(root: Path, name: str, port: int) -> None:
     """Serve tool set ``name`` of the store at ``root`` until killed."""
     from memdir.server import build_server, run_http
@@ -97,8 +140,10 @@ def main() -> None:
         out = snapshots(Path(args[0]), args[1], int(args[2]))
     elif probe == "make-history":
         out = make_history(Path(args[0]), int(args[1]), int(args[2]))
+    elif probe == "table-steps":
+        out = table_steps(Path(args[0]), int(args[1]))
     else:
-        raise SystemExit(f"unknown probe {probe!r}: snapshots or make-history")
+        raise SystemExit(f"unknown probe {probe!r}: snapshots, make-history or table-steps")
     print(json.dumps(out))
 
 

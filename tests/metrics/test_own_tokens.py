@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections import Counter
 
 import numpy as np
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as SKLEARN_STOP_W
 from sklearn.feature_extraction.text import CountVectorizer
 
 from memdir.metrics._taxonomy import _average_ranks, _spearman
-from memdir.metrics._text import ENGLISH_STOP_WORDS, analyzer
+from memdir.metrics._text import ENGLISH_STOP_WORDS, TfidfCache, analyzer, term_counts
 
 WORDY = st.lists(st.sampled_from(list("aZé_9 \n\t-'.ßİKﬁǅ") + ["the ", "THE ", "Mine "]),
                  max_size=40).map("".join)
@@ -27,6 +28,31 @@ def test_the_stop_word_list_is_scikit_learns() -> None:
 @given(text=st.one_of(st.text(), WORDY), stop=st.sampled_from([None, "english"]))
 def test_the_tokens_are_scikit_learns(text: str, stop: str | None) -> None:
     assert analyzer(stop)(text) == CountVectorizer(stop_words=stop).build_analyzer()(text)
+
+
+ASCII = st.text(st.characters(max_codepoint=127), max_size=60)
+"""Every ASCII character: the split that counts ASCII texts must treat each as the regex does."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(ASCII, st.text(), WORDY))
+def test_term_counts_are_the_analyzers_in_order(text: str) -> None:
+    counts = term_counts(text)
+    tokens = CountVectorizer().build_analyzer()(text)
+    assert list(counts) == list(dict.fromkeys(tokens))  # first-seen order: it numbers the terms
+    assert dict(counts) == dict(Counter(tokens))
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(st.one_of(ASCII, WORDY), min_size=1, max_size=8),
+       stop=st.sampled_from([None, "english"]))
+def test_the_cache_numbers_terms_as_the_analyzer_sees_them(texts: list[str],
+                                                           stop: str | None) -> None:
+    """The cache's vocabulary is the analyzer's tokens in first-seen order (stop words out)."""
+    cache = TfidfCache(stop_words=stop)
+    cache.matrix(texts)
+    seen = [t for text in dict.fromkeys(texts) for t in analyzer(stop)(text)]
+    assert list(cache._vocab) == list(dict.fromkeys(seen))
 
 
 @settings(max_examples=200, deadline=None)

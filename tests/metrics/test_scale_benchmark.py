@@ -59,3 +59,21 @@ def test_the_benchmark_runs_and_reports_exponents_and_memory(tmp_path: Path) -> 
     assert results["anchors"]["find + head"]["80"]["seconds"] > 0
     assert results["anchors"]["YAML header check"]["80"]["seconds"] > 0
     assert (tmp_path / "scale.png").stat().st_size > 10_000
+
+
+def test_the_table_steps_probe_gives_the_tables_first_rows(tmp_path: Path) -> None:
+    """The probe that times history table's steps measures what the table measures."""
+    from memdir.metrics import measure_history
+    from memdir.store.history import History
+
+    made = make_scale_store(tmp_path / "store", 60, seed=2)
+    done = subprocess.run([sys.executable, str(BENCH / "_scale_probes.py"), "make-history",
+                           str(made.root), "4", "5"], capture_output=True, text=True, check=True)
+    assert done.returncode == 0
+    probe = subprocess.run([sys.executable, str(BENCH / "_scale_probes.py"), "table-steps",
+                            str(made.root), "3"], capture_output=True, text=True, check=True)
+    out = json.loads(probe.stdout)
+    table = measure_history(History(Store(made.root))).table()
+    assert out["steps"] == 3 and len(out["step_cpu"]) == 3
+    assert out["rows"] == json.loads(json.dumps(table[:3]))
+    assert len(table) == 4  # the probe stopped after three of the four steps

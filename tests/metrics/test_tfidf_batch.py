@@ -39,3 +39,17 @@ def test_a_batch_larger_than_the_first_buffer_keeps_every_text(
     _same(ours.matrix(texts[:10]), reference.matrix(texts[:10]))
     _same(ours.matrix(texts), reference.matrix(texts))
     _same(ours.matrix(texts[::-3]), reference.matrix(texts[::-3]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=CALLS, run=st.integers(1, 40))
+def test_runs_of_a_few_entries_give_the_same_matrix(calls: list[list[str]], run: int) -> None:
+    """The matrix is built in runs of whole rows; any run length gives the same bits."""
+    saved = _text._ENTRIES_PER_RUN
+    _text._ENTRIES_PER_RUN = run  # hypothesis runs many examples per test: no monkeypatch fixture
+    try:
+        ours, reference = TfidfCache(), RowByRowTfidf()
+        for texts in calls:
+            _same(ours.matrix(texts), reference.matrix(texts))
+    finally:
+        _text._ENTRIES_PER_RUN = saved

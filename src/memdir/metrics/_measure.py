@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 
@@ -115,7 +115,11 @@ def read_state(store: Store, unreadable: dict[str, str] | None = None) -> dict[s
             meanwhile) is left out and recorded here with the reason, so the rest
             is still measured; when None, such a file raises ``StoreError``.
     """
-    files: dict[str, str] = {}
+    return dict(_texts(store, unreadable))
+
+
+def _texts(store: Store, unreadable: dict[str, str] | None) -> Iterator[tuple[str, str]]:
+    """:func:`read_state`'s files one at a time, so a caller need not hold every text."""
     nodes = [node for node in store.tree() if node.kind == "memory"]
     for node, data in store.read_nodes(nodes):  # one handle per folder, not a lookup per file
         path = node.virtual
@@ -123,6 +127,7 @@ def read_state(store: Store, unreadable: dict[str, str] | None = None) -> dict[s
         if data is not None:
             with suppress(UnicodeDecodeError):
                 text = data.decode("utf-8")  # no newline translation, as Store.read
+        del data
         if text is None:  # gone, replaced or not UTF-8: Store.read raises what it is
             try:
                 text = store.read(path)
@@ -131,8 +136,7 @@ def read_state(store: Store, unreadable: dict[str, str] | None = None) -> dict[s
                     raise
                 unreadable[path] = str(exc)
                 continue
-        files[path] = text
-    return files
+        yield path, text
 
 
 def measure_state(files: Mapping[str, str], *, seed: int = 0,
@@ -150,9 +154,10 @@ def measure_store(store: Store, *, seed: int = 0, heading_depth: HeadingDepth = 
     be read (see :func:`read_state`); otherwise such a file raises ``StoreError``.
     """
     measurer = measurer or Measurer(seed=seed, heading_depth=heading_depth)
-    files = read_state(store, unreadable)
-    summaries = {path: measurer.summary(_digest(text), text) for path, text in files.items()}
-    del files  # the summaries hold what the measures read; the texts need not stay too
+    # Each text is parsed as it is read and then let go: the summaries hold what the
+    # measures read, and holding every text beside them would double the memory.
+    summaries = {path: measurer.summary(_digest(text), text)
+                 for path, text in _texts(store, unreadable)}
     cache: dict[str, Document] = {}
     targets: dict[str, str | None] = {}  # target -> why it is no file (None: it is one)
 
