@@ -129,6 +129,7 @@ class Tally:
     git_changes: int = 0
     git_syncs: int = 0
     git_failed: int = 0
+    git_races: int = 0
     quiesce_syncs: int = 0
 
 
@@ -344,6 +345,8 @@ class Agent:
             if "rejected" not in pushed.stderr and "fetch first" not in pushed.stderr:
                 ok = False
                 break
+            if self.working:
+                self.tally.git_races += 1
         if self.working:
             self.tally.git_seconds += time.perf_counter() - started
             self.tally.git_syncs += 1
@@ -524,6 +527,7 @@ def _judge(run: Path, names: list[str], converged: float | None, cut: float | No
         "memdir_sync_seconds": total_of("memdir_seconds"),
         "git_sync_seconds": total_of("git_seconds"),
         "git_syncs": int(total_of("git_syncs")), "git_failed_syncs": int(total_of("git_failed")),
+        "git_push_races": int(total_of("git_races")),
         "memdir_seconds_per_change": memdir_cost, "git_seconds_per_change": git_cost,
         "cost_ratio": memdir_cost / git_cost if git_cost else None,
         "failed_tool_calls": int(total_of("failed_calls")),
@@ -532,8 +536,9 @@ def _judge(run: Path, names: list[str], converged: float | None, cut: float | No
 
 def _table(rows: list[dict[str, Any]]) -> str:
     head = ("| run | replicas | writes | lost | conflicts raised / resolved / left | "
-            "converge (s) | memdir sync s/change | git pull+push s/change | ratio | "
-            "identical |\n|---|---|---|---|---|---|---|---|---|---|")
+            "converge (s) | working syncs | lost races memdir / git | memdir sync s/change | "
+            "git pull+push s/change | ratio | identical |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         name = f"partition {r['partition_seconds']:.0f} s" if r["partition"] else "no partition"
@@ -541,7 +546,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {name} | {r['replicas']} | {r['writes']} | {r['lost']} | "
             f"{r['conflicts_raised']} / {r['conflicts_resolved']} / {r['conflicts_left']} | "
-            f"{conv} | {r['memdir_seconds_per_change']:.3f} | "
+            f"{conv} | {r['memdir_syncs']} | "
+            f"{r['memdir_push_races']} / {r.get('git_push_races', 0)} | "
+            f"{r['memdir_seconds_per_change']:.3f} | "
             f"{r['git_seconds_per_change']:.3f} | {r['cost_ratio']:.2f}x | "
             f"{'yes' if r['identical'] else 'NO'} |")
     return "\n".join(lines)
