@@ -184,16 +184,25 @@ def _own_merge(history: History, tree: str, merged: Mapping[str, bytes],
 
 
 def _read_batch(history: History, specs: list[str]) -> dict[str, tuple[str, bytes]]:
-    """Several objects by name (an id, ``tree:path``) in one git process: spec -> (type, bytes).
+    """Several objects by name (an id, ``tree:path``): spec -> (type, bytes).
 
-    A name git cannot find gives ``("missing", b"")``. No name may hold a newline.
+    Loose objects are read here; the rest in one git process. A name git cannot
+    find gives ``("missing", b"")``. No name may hold a newline.
     """
-    wanted = list(dict.fromkeys(specs))
+    from memdir.store._objects import read_spec
+
+    found: dict[str, tuple[str, bytes]] = {}
+    wanted = []
+    for spec in dict.fromkeys(specs):  # loose objects (new ones, mostly) need no git process
+        loose = read_spec(history.root / ".git", spec)
+        if loose is None:
+            wanted.append(spec)
+        else:
+            found[spec] = loose
     if not wanted:
-        return {}
+        return found
     out = history._git("cat-file", "--batch",
                        input="".join(f"{s}\n" for s in wanted).encode("utf-8", "surrogateescape"))
-    found: dict[str, tuple[str, bytes]] = {}
     pos = 0
     for spec in wanted:
         end = out.index(b"\n", pos)
@@ -416,17 +425,5 @@ def _read_objects(history: History, specs: list[str]) -> dict[str, bytes]:
     wanted = list(dict.fromkeys(specs))
     if any("\n" in spec for spec in wanted):  # the batch is read line by line
         return {spec: history._git("cat-file", "blob", spec, check=False) for spec in wanted}
-    out = history._git("cat-file", "--batch",
-                       input="".join(f"{s}\n" for s in wanted).encode("utf-8", "surrogateescape"))
-    found: dict[str, bytes] = {}
-    pos = 0
-    for spec in wanted:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        if header[-1] == b"missing" or len(header) < 3:
-            found[spec], pos = b"", end + 1
-            continue
-        size = int(header[2])
-        found[spec] = out[end + 1 : end + 1 + size]
-        pos = end + 1 + size + 1
-    return found
+    return {spec: data if kind == "blob" else b""
+            for spec, (kind, data) in _read_batch(history, wanted).items()}

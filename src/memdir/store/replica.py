@@ -339,6 +339,8 @@ class Replica:
         head = disk
         carried = 0  # remote commits ``head`` holds beyond ``disk``
         carried_kept: list[str] = []
+        merges = 0  # merge commits of this sync in ``head``'s line
+        lost: str | None = None  # the remote a push just lost a race against
         interrupted = 0
         for attempt in range(1, _PUSH_ATTEMPTS + 1):
             report.attempts = attempt
@@ -348,45 +350,48 @@ class Replica:
                 report.offline = str(exc)
                 break
             remote = self._tracking()
-            ahead, behind, tip = self._compare(head, remote)
+            # After a push lost to another replica's, ``head`` holds the remote as it was
+            # and the remote has moved on from there: both sides have commits, so the
+            # merge needs no comparison first; the counts are made after the push, outside
+            # the window in which another push can land.
+            counted = lost is None or remote in (None, lost, head)
+            ahead, behind, tip = (self._known(heads, report.snapshot, head, remote)
+                                  or self._compare(head, remote)) if counted \
+                else (1, 1, self._tip(remote))
             if not ahead and not behind and head == disk:
                 break
             # The merge is made in memory and pushed before any store file changes, so
             # the window in which another replica can push first is short, and a lost
             # race leaves the store as it was.
-            kept: list[str] = []
-            if not behind:
-                target = head
-            elif not ahead:
-                target = remote
-            else:
-                assert head is not None and remote is not None
-                target, kept = self._plan(head, remote, name, tip)
-            if target is not None and target != remote:
-                new = ahead + (1 if target not in (head, remote) else 0)
+            target, kept = self._target(head, remote, ahead, behind, name, tip)
+            pushing = target is not None and target != remote
+            made = 1 if target not in (head, remote) else 0
+            if pushing:
+                assert target is not None
                 try:
                     pushed = self._push(target)
                 except _Unreachable as exc:
                     report.offline = str(exc)
                     break
                 if not pushed:
+                    lost = remote
                     if target != head:  # keep the merge: the next round builds on it
                         head, carried, carried_kept = target, carried + behind, \
                             carried_kept + kept
-                    # Lost a race: the winner is done, so try again soon, after a short
-                    # random wait that doubles each time (full jitter), so that replicas
-                    # colliding again and again spread out.
-                    pause = random.uniform(0, min(_BACKOFF_CAP,
-                                                  _BACKOFF_BASE * 2 ** (attempt - 1)))
-                    time.sleep(pause)
-                    report.waited += pause
+                        merges += 1
+                    self._back_off(attempt, report)
                     continue
-                report.sent += new
+            if counted and not merges:
+                report.sent += ahead + made if pushing else 0
+            else:  # counted now, after the push: what this sync's line holds
+                sent, behind = self._recount(disk, remote, merges + made if pushing else None)
+                report.sent += sent
+                carried = 0
             if target is not None and target != disk:
                 moved = self._bring(disk, target, remote, report, writers, name)
                 if moved is not None:  # written meanwhile: recorded, merged next round
                     disk = head = moved
-                    carried, carried_kept = 0, []
+                    carried, carried_kept, merges, lost = 0, [], 0, None
                     interrupted += 1
                     if interrupted >= 3:
                         raise SyncError(
@@ -420,6 +425,67 @@ class Replica:
             return
         if loose > _LOOSE_PER_FOLDER:
             self.history._git("maintenance", "run", "--auto", "--quiet", check=False)
+
+    def _target(self, head: str | None, remote: str | None, ahead: int, behind: int,
+                name: str, tip: tuple[str, str] | None) -> tuple[str | None, list[str]]:
+        """Where this round moves to, and the files kept over a delete (see :meth:`_plan`)."""
+        if not behind:
+            return head, []
+        if not ahead:
+            return remote, []
+        assert head is not None and remote is not None
+        return self._plan(head, remote, name, tip)
+
+    @staticmethod
+    def _back_off(attempt: int, report: SyncReport) -> None:
+        """Wait a little after a lost push race, before the next round.
+
+        The winner is done, so the next round comes soon: after a random wait up to a
+        bound that doubles with each race lost (full jitter), so replicas that collide
+        again and again spread out.
+        """
+        pause = random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2 ** (attempt - 1)))
+        time.sleep(pause)
+        report.waited += pause
+
+    def _recount(self, disk: str | None, remote: str | None,
+                 made: int | None) -> tuple[int, int]:
+        """(commits sent, commits received) of a sync whose rounds were not all counted.
+
+        ``made`` is the number of this sync's merge commits the push sent, or None
+        when nothing was pushed.
+        """
+        unsent, came, _ = self._compare(disk, remote)
+        return (0 if made is None else unsent + made), came
+
+    def _known(self, heads: dict[str, str], snapshot: str | None, head: str | None,
+               remote: str | None) -> tuple[int, int, None] | None:
+        """The counts :meth:`_compare` gives, when the refs alone tell them; else None.
+
+        So when the fetch brought nothing: the remote is where this replica's last
+        sync left it, and ``head`` is that commit or this sync's snapshot on top.
+        """
+        here, there = heads.get("HEAD"), heads.get(_TRACKING)
+        if remote is None or remote != there or here != there:
+            return None
+        if head == remote:
+            return 0, 0, None
+        if snapshot is not None and head == snapshot:
+            return 1, 0, None  # the snapshot's one parent is the remote
+        return None
+
+    def _tip(self, commit: str | None) -> tuple[str, str] | None:
+        """A commit's (tree, message) read from its loose object, or None (git tells then)."""
+        from memdir.store._objects import read_loose
+
+        found = read_loose(self.root / ".git", commit) if commit else None
+        if found is None or found[0] != "commit":
+            return None
+        head, _, body = found[1].partition(b"\n\n")
+        first = head.split(b"\n", 1)[0]
+        if not first.startswith(b"tree "):
+            return None
+        return first[5:].decode("ascii"), body.decode("utf-8", "replace")
 
     def _compare(self, head: str | None, remote: str | None
                  ) -> tuple[int, int, tuple[str, str] | None]:
