@@ -47,6 +47,7 @@ GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench",
     "GIT_COMMITTER_EMAIL": "b@b", "GIT_TERMINAL_PROMPT": "0",
 }
+ORDERS = ("memdir-first", "git-first", "either")
 TOKEN = re.compile(r"\bw-r\d+-\d+\b")
 SHARED = [f"/memories/{folder}/{name}.md" for folder, names in (
     ("people", ("alice", "bob", "carol", "dan")), ("projects", ("atlas", "borealis", "comet")),
@@ -136,12 +137,16 @@ class Tally:
 class Agent:
     """Random tool calls on one replica, the same changes on a plain git clone."""
 
-    def __init__(self, index: int, run: Path, url: str, plain_url: str, seed: int) -> None:
+    def __init__(self, index: int, run: Path, url: str, plain_url: str, seed: int,
+                 order: str = "memdir-first") -> None:
         from memdir.store.replica import Replica
         from memdir.tools import make_toolset
 
         self.name = f"r{index}"
         self.rng = random.Random(seed * 1000 + index)
+        self.order = order
+        self.coin = random.Random(seed * 1000 + index + 500)
+        """Which of the two syncs goes first, when they take turns (the agent's rng untouched)."""
         self.run = run
         self.replica, _ = Replica.clone(url, run / self.name, name=self.name, timeout=15)
         self.tools = make_toolset("write", self.replica.store)
@@ -290,6 +295,12 @@ class Agent:
                 self._done(None, sorted(set(TOKEN.findall(old)) - set(TOKEN.findall(new))))
         return resolved
 
+    def git_first(self) -> bool:
+        """Whether plain git's sync runs before memdir's this time (see ``--order``)."""
+        if self.order == "either":
+            return self.coin.random() < 0.5
+        return self.order == "git-first"
+
     def sync_memdir(self) -> Any:
         started = time.perf_counter()
         try:
@@ -365,8 +376,12 @@ async def _work(agent: Agent, seconds: float, run: Path) -> None:
         await agent.step()
         await asyncio.sleep(agent.rng.uniform(0.02, 0.15))
         if time.monotonic() >= next_sync:
-            report = agent.sync_memdir()
-            agent.sync_git()
+            if agent.git_first():
+                agent.sync_git()
+                report = agent.sync_memdir()
+            else:
+                report = agent.sync_memdir()
+                agent.sync_git()
             if report is not None and report.ok and agent.rng.random() < 0.7:
                 await agent.resolve_all()
             next_sync = time.monotonic() + agent.rng.uniform(1.0, 6.0)
@@ -386,7 +401,7 @@ async def _work(agent: Agent, seconds: float, run: Path) -> None:
 
 def worker(args: argparse.Namespace) -> None:
     run = Path(args.run)
-    agent = Agent(args.index, run, args.url, args.plain_url, args.seed)
+    agent = Agent(args.index, run, args.url, args.plain_url, args.seed, args.order)
     (run / f"{agent.name}.ready").touch()
     while not (run / "go").exists():
         time.sleep(0.05)
@@ -424,7 +439,7 @@ def _heads(run: Path, names: list[str]) -> set[str]:
 
 
 def simulate(replicas: int, seconds: float, partition: bool, base: Path,
-             seed: int) -> dict[str, Any]:
+             seed: int, order: str = "memdir-first") -> dict[str, Any]:
     run = base / ("partition" if partition else "steady")
     if run.exists():
         shutil.rmtree(run)
@@ -439,7 +454,7 @@ def simulate(replicas: int, seconds: float, partition: bool, base: Path,
             procs.append(subprocess.Popen(
                 [sys.executable, __file__, "worker", "--index", str(i), "--run", str(run),
                  "--url", daemon.url("memory.git"), "--plain-url", daemon.url("plain.git"),
-                 "--seconds", str(seconds), "--seed", str(seed)]))
+                 "--seconds", str(seconds), "--seed", str(seed), "--order", order]))
         _wait_files(run, [f"{n}.ready" for n in names], procs, 300)
         (run / "go").touch()
         started = time.monotonic()
@@ -467,7 +482,7 @@ def simulate(replicas: int, seconds: float, partition: bool, base: Path,
         for proc in procs:
             proc.wait(timeout=300)
         total = time.monotonic() - started
-        return _judge(run, names, converged, cut, total, seconds)
+        return {**_judge(run, names, converged, cut, total, seconds), "order": order}
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -563,11 +578,16 @@ def main() -> None:
     for name in ("--run", "--url", "--plain-url"):
         work.add_argument(name, required=True)
     work.add_argument("--seconds", type=float, required=True)
+    work.add_argument("--order", choices=ORDERS, default="memdir-first")
     parser.add_argument("--replicas", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=45.0, help="writing time per run")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here")
     parser.add_argument("--only", choices=("steady", "partition"), default=None)
+    parser.add_argument(
+        "--order", choices=ORDERS, default="memdir-first",
+        help="which sync runs first at each sync moment: memdir's (the default), plain "
+             "git's, or either, by a coin per sync")
     args = parser.parse_args()
     if args.mode == "worker":
         worker(args)
@@ -578,7 +598,8 @@ def main() -> None:
     for partition in (False, True):
         if args.only and args.only != ("partition" if partition else "steady"):
             continue
-        rows.append(simulate(args.replicas, args.seconds, partition, base, args.seed))
+        rows.append(simulate(args.replicas, args.seconds, partition, base, args.seed,
+                             args.order))
         print(json.dumps(rows[-1], indent=2), file=sys.stderr)
     (base / "results.json").write_text(json.dumps(rows, indent=2))
     print(_table(rows))
