@@ -291,3 +291,65 @@ def test_an_empty_remote_gives_an_empty_replica_that_fills_it(tmp_path: Path,
     assert first.sync().sent == 1
     second, _ = Replica.clone(str(remote), tmp_path / "second")
     assert second.store.files() == ["/memories/x.md"]
+
+
+def test_the_round_after_a_lost_race_runs_only_the_merge_between_fetch_and_push(
+        tmp_path: Path, remote: Path) -> None:
+    # Another replica's push between this one's fetch and push makes it lose the race;
+    # every git process in that stretch widens it. After a lost race both sides are
+    # known to have commits (the remote moved on from the one the merge holds), so
+    # the next round compares nothing before merging, and reads the merge's objects
+    # from their loose files.
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\ntwo\nthree\n")
+    a.sync()
+    b, _ = Replica.clone(str(remote), tmp_path / "b", name="b")
+    b.store.edit("/memories/n.md", lambda t: t.replace("one", "one from b"))
+    b.sync()
+    c, _ = Replica.clone(str(remote), tmp_path / "c", name="c")
+    c.store.edit("/memories/n.md", lambda t: t.replace("two", "two from c"))
+    a.store.edit("/memories/n.md", lambda t: t.replace("three", "three from a"))
+    racer = _Racing(a.store, name="a")
+    racer.rival = c
+    commands: list[str] = []
+    _watch(commands, str(a.root / ".git"))
+    try:
+        report = racer.sync()
+    finally:
+        _watching.clear()
+    assert report.ok and report.attempts == 2 and report.merged
+    assert report.received == 2 and report.sent == 3
+    rounds = " ".join(commands).split("fetch")[1:]
+    assert len(rounds) == 2
+    assert rounds[1].split("push")[0].split() == ["merge-tree"], commands
+    text = a.store.read("/memories/n.md")
+    assert all(f"{w} from {n}" in text for w, n in (("one", "b"), ("two", "c"), ("three", "a")))
+
+
+_watching: list[tuple[list[str], str]] = []
+_hooked: list[bool] = []
+
+
+def _watch(into: list[str], git_dir: str) -> None:
+    """Record the git command (its first word) of each process started on ``git_dir``."""
+    if not _hooked:
+        sys.addaudithook(_hook)
+        _hooked.append(True)
+    _watching[:] = [(into, git_dir)]
+
+
+def _hook(event: str, args: tuple[object, ...]) -> None:
+    if event != "subprocess.Popen" or not _watching:
+        return
+    into, git_dir = _watching[0]
+    argv = [str(a) for a in args[1]]  # type: ignore[attr-defined]
+    env = args[3] if isinstance(args[3], dict) else {}
+    if argv[:1] != ["git"] or env.get("GIT_DIR") != git_dir:
+        return
+    words = iter(argv[1:])
+    for word in words:
+        if word == "-c":
+            next(words, None)
+        else:
+            into.append(word)
+            break

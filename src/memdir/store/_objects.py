@@ -82,7 +82,9 @@ def read_loose(git_dir: Path, oid: str) -> tuple[str, bytes] | None:
         raw = unpack.decompress(packed, _MAX_LOOSE + 64)
     except zlib.error:
         return None
-    if unpack.unconsumed_tail or hashlib.sha1(raw, usedforsecurity=False).hexdigest() != oid:
+    if not unpack.eof or unpack.unconsumed_tail:
+        return None  # cut short, or longer than the bound
+    if hashlib.sha1(raw, usedforsecurity=False).hexdigest() != oid:
         return None
     head, nul, data = raw.partition(b"\0")
     kind, _, size = head.partition(b" ")
