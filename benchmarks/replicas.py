@@ -22,8 +22,8 @@ divided by the changes the syncs carried, for memdir and for git.
 
 The two syncs of a worker run back to back, and the one that goes second starts
 where the first one's lost push races have already spread the workers out in
-time: it loses far fewer races of its own (a run of main's code: memdir first,
-git lost 17 races to memdir's 59; git first, git lost 45 to memdir's 32). So by
+time: it loses far fewer races of its own (runs of the same code, memdir's sync
+first: git lost 23 races to memdir's 70; git's first: git 45, memdir 32). So by
 default they take turns going first (``--order alternate``: each worker switches
 at every sync, half of them starting with git), and each side gets the same
 share of both positions; ``--order memdir-first`` is how earlier sessions ran it.
