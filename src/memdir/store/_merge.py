@@ -10,10 +10,13 @@ succeeds, so git never leaves its conflict markers in a store. The merge:
   removed and the other changed keeps the change, and a field both changed
   differently keeps this side's value in the header and both values in a
   conflict block at the top of the body;
-* the body merges line by line with git's own ``git merge-file``; where both
-  sides only added lines at one place, both additions are kept (this side's
-  first); where both changed the same lines, both versions go into a conflict
-  block (:mod:`memdir.store._conflicts`);
+* the body merges line by line, in this process, as ``git merge-file --diff3``
+  does (a shortest diff of each side against the common ancestor; regions both
+  sides changed differently are marked; texts too far apart for the bounded diff
+  here go to ``git merge-file`` itself); where both sides only added lines at
+  one place, both additions are kept (this side's first); where both changed
+  the same lines, both versions go into a conflict block
+  (:mod:`memdir.store._conflicts`);
 * anything that cannot be merged that way (no usable header on a side, text
   that is not UTF-8, a failing ``git merge-file``) keeps this side's file whole
   with the other side's text in one conflict block, so nothing is ever lost and
@@ -22,8 +25,8 @@ succeeds, so git never leaves its conflict markers in a store. The merge:
 Labels naming each side come from ``MEMDIR_MERGE_OURS`` and
 ``MEMDIR_MERGE_THEIRS`` (set by ``memdir sync``); a person's plain ``git merge``
 gets neutral ones. The work is bounded: files are capped in size by the store,
-the header parse is the store's bounded YAML loader, and ``git merge-file``
-runs with a time limit.
+the header parse is the store's bounded YAML loader, the diff here stops after
+a bounded number of steps, and ``git merge-file`` runs with a time limit.
 """
 
 from __future__ import annotations
