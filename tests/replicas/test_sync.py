@@ -353,3 +353,29 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
         else:
             into.append(word)
             break
+
+
+def test_objects_are_packed_after_the_push_never_before_it(tmp_path: Path,
+                                                          remote: Path) -> None:
+    # `git commit` starts `git maintenance run --auto` after every commit: for a
+    # snapshot that is one more process before the fetch and the push. The sync
+    # turns it off and packs when git would (here: more packs than gc.autoPackLimit),
+    # after a push that reached the remote.
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\n")
+    assert a.sync().ok
+    git("config", "gc.autoDetach", "false", cwd=a.root)  # pack now, not in the background
+    packs = a.root / ".git" / "objects" / "pack"
+    for n in range(55):
+        blob = git("hash-object", "-w", "--stdin", cwd=a.root, input=f"filler {n}\n").strip()
+        git("pack-objects", "-q", str(packs / "pack"), cwd=a.root, input=f"{blob}\n")
+    count = len(list(packs.glob("*.pack")))
+    assert count > 50
+    a.attach(str(tmp_path / "gone.git"))  # unreachable: nothing may be packed now
+    a.store.edit("/memories/n.md", lambda t: t + "two\n")
+    assert not a.sync().ok
+    assert len(list(packs.glob("*.pack"))) == count
+    a.attach(str(remote))
+    assert a.sync().ok
+    assert len(list(packs.glob("*.pack"))) < 50
+    assert "two" in git("show", "main:n.md", cwd=remote)

@@ -90,6 +90,8 @@ _BACKOFF_CAP: Final = 1.0
 """Longest wait, in seconds, after a push lost a race."""
 _LOOSE_PER_FOLDER: Final = (6700 + 255) // 256
 """git's ``gc.auto`` threshold of loose objects, per folder of ``.git/objects``."""
+_PACK_LIMIT: Final = 50
+"""git's ``gc.autoPackLimit``: more packs than this and ``gc --auto`` repacks."""
 _OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _REJECTED: Final = re.compile(r"^!\t.*\[(rejected|remote rejected)\]", re.MULTILINE)
 _RACE: Final = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref",
@@ -411,19 +413,26 @@ class Replica:
         return report
 
     def _tidy(self, report: SyncReport) -> None:
-        """Pack loose objects when git would (``gc --auto``), after the push, not before it.
+        """Pack objects when git would (``gc --auto``), after the push, not before it.
 
-        git's own test, made here without a process: more than ``gc.auto`` (6,700)
-        loose objects, estimated from one of the 256 folders they sit in. Not after
-        a sync that could not reach the remote.
+        git's own tests, made here without a process: more than ``gc.auto`` (6,700)
+        loose objects, estimated from one of the 256 folders they sit in, or more
+        than ``gc.autoPackLimit`` (50) packs. Not after a sync that could not reach
+        the remote. (The snapshot's ``git commit`` and the fetch run no maintenance
+        of their own: both sit before the push.)
         """
         if report.offline is not None:
             return
+        objects = self.root / ".git" / "objects"
         try:
-            loose = len(os.listdir(self.root / ".git" / "objects" / "17"))
+            loose = len(os.listdir(objects / "17"))
         except OSError:
-            return
-        if loose > _LOOSE_PER_FOLDER:
+            loose = 0
+        try:
+            packs = sum(1 for name in os.listdir(objects / "pack") if name.endswith(".pack"))
+        except OSError:
+            packs = 0
+        if loose > _LOOSE_PER_FOLDER or packs > _PACK_LIMIT:
             self.history._git("maintenance", "run", "--auto", "--quiet", check=False)
 
     def _target(self, head: str | None, remote: str | None, ahead: int, behind: int,
@@ -554,7 +563,9 @@ class Replica:
                 name: str) -> tuple[str | None, str | None]:
         """Snapshot uncommitted changes (the caller holds the lock): (HEAD, new commit or None).
 
-        One ``git add`` and one ``git commit`` that records nothing when nothing changed.
+        One ``git add`` and one ``git commit`` that records nothing when nothing changed,
+        with no maintenance of its own (git's would start another process here, before
+        the push; :meth:`_tidy` packs after it).
         """
         self._seen = self.store.generation
         self.history._add_all()
@@ -562,7 +573,7 @@ class Replica:
         trailers = [("Memdir-Replica", name), *(("Memdir-Writer", w) for w in names)]
         author = names[0] if len(names) == 1 else ("several writers" if names else None)
         done = subprocess.run(
-            ["git", *_CONFIG, "commit", "-q", "--no-verify", "-m",
+            ["git", *_CONFIG, "-c", "maintenance.auto=false", "commit", "-q", "--no-verify", "-m",
              commit_message(message or f"sync: changes on {name}", trailers)],
             cwd=self.root, env={**_local_env(self.root), **(author_env(author) or {})},
             stdin=subprocess.DEVNULL, capture_output=True, check=False)
