@@ -293,13 +293,13 @@ def test_an_empty_remote_gives_an_empty_replica_that_fills_it(tmp_path: Path,
     assert second.store.files() == ["/memories/x.md"]
 
 
-def test_the_round_after_a_lost_race_runs_only_the_merge_between_fetch_and_push(
+def test_a_merging_round_runs_only_the_merge_between_fetch_and_push(
         tmp_path: Path, remote: Path) -> None:
     # Another replica's push between this one's fetch and push makes it lose the race;
-    # every git process in that stretch widens it. After a lost race both sides are
-    # known to have commits (the remote moved on from the one the merge holds), so
-    # the next round compares nothing before merging, and reads the merge's objects
-    # from their loose files.
+    # every git process in that stretch widens it. A round merges without comparing
+    # the two sides first (the merge's tree tells whether either was in the other;
+    # the counts are made after the push) and reads the merge's objects from their
+    # loose files.
     a = make_replica(tmp_path, "a", str(remote))
     a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\ntwo\nthree\n")
     a.sync()
@@ -321,7 +321,8 @@ def test_the_round_after_a_lost_race_runs_only_the_merge_between_fetch_and_push(
     assert report.received == 2 and report.sent == 3
     rounds = " ".join(commands).split("fetch")[1:]
     assert len(rounds) == 2
-    assert rounds[1].split("push")[0].split() == ["merge-tree"], commands
+    for stretch in rounds:  # the first round, and the one after the lost race
+        assert stretch.split("push")[0].split() == ["merge-tree"], commands
     text = a.store.read("/memories/n.md")
     assert all(f"{w} from {n}" in text for w, n in (("one", "b"), ("two", "c"), ("three", "a")))
 
@@ -379,3 +380,21 @@ def test_objects_are_packed_after_the_push_never_before_it(tmp_path: Path,
     assert a.sync().ok
     assert len(list(packs.glob("*.pack"))) < 50
     assert "two" in git("show", "main:n.md", cwd=remote)
+
+
+def test_a_remote_moved_back_into_this_replicas_history_gets_no_merge_commit(
+        tmp_path: Path, remote: Path) -> None:
+    # The fetch shows the remote moved, and the merge gives exactly this side's files:
+    # the remote is in this side's history already (here it was set back by hand), so
+    # the sync pushes its own commit as it is.
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\n")
+    a.sync()
+    first = git("rev-parse", "main", cwd=remote).strip()
+    a.store.edit("/memories/n.md", lambda t: t + "two\n")
+    a.sync()
+    second = git("rev-parse", "main", cwd=remote).strip()
+    git("update-ref", "refs/heads/main", first, cwd=remote)
+    report = a.sync()
+    assert report.ok and not report.merged and report.sent == 1 and report.received == 0
+    assert git("rev-parse", "main", cwd=remote).strip() == second

@@ -339,10 +339,8 @@ class Replica:
         # already holds the remote as it was then, so the next round merges only what
         # came since, and the store is written once, at the end).
         head = disk
-        carried = 0  # remote commits ``head`` holds beyond ``disk``
         carried_kept: list[str] = []
         merges = 0  # merge commits of this sync in ``head``'s line
-        lost: str | None = None  # the remote a push just lost a race against
         interrupted = 0
         for attempt in range(1, _PUSH_ATTEMPTS + 1):
             report.attempts = attempt
@@ -352,20 +350,22 @@ class Replica:
                 report.offline = str(exc)
                 break
             remote = self._tracking()
-            # After a push lost to another replica's, ``head`` holds the remote as it was
-            # and the remote has moved on from there: both sides have commits, so the
-            # merge needs no comparison first; the counts are made after the push, outside
-            # the window in which another push can land.
-            counted = lost is None or remote in (None, lost, head)
-            ahead, behind, tip = (self._known(heads, report.snapshot, head, remote)
-                                  or self._compare(head, remote)) if counted \
-                else (1, 1, self._tip(remote))
-            if not ahead and not behind and head == disk:
-                break
-            # The merge is made in memory and pushed before any store file changes, so
-            # the window in which another replica can push first is short, and a lost
-            # race leaves the store as it was.
-            target, kept = self._target(head, remote, ahead, behind, name, tip)
+            # When the fetch brought nothing the refs alone say which side has what.
+            # Otherwise the merge is made first (its tree tells whether either side was
+            # already in the other) and the counts for the report after the push, so no
+            # comparison runs in the window in which another replica's push can land.
+            known = self._counts(heads, report.snapshot, head, remote)
+            counted = known is not None
+            ahead = behind = 0
+            target: str | None
+            if known is None:
+                assert head is not None and remote is not None
+                target, kept = self._plan(head, remote, name, self._tip(remote), check=True)
+            else:
+                ahead, behind, tip = known
+                if not ahead and not behind and head == disk:
+                    break
+                target, kept = self._target(head, remote, ahead, behind, name, tip)
             pushing = target is not None and target != remote
             made = 1 if target not in (head, remote) else 0
             if pushing:
@@ -376,11 +376,8 @@ class Replica:
                     report.offline = str(exc)
                     break
                 if not pushed:
-                    lost = remote
                     if target != head:  # keep the merge: the next round builds on it
-                        head, carried, carried_kept = target, carried + behind, \
-                            carried_kept + kept
-                        merges += 1
+                        head, carried_kept, merges = target, carried_kept + kept, merges + 1
                     self._back_off(attempt, report)
                     continue
             if counted and not merges:
@@ -388,19 +385,18 @@ class Replica:
             else:  # counted now, after the push: what this sync's line holds
                 sent, behind = self._recount(disk, remote, merges + made if pushing else None)
                 report.sent += sent
-                carried = 0
             if target is not None and target != disk:
                 moved = self._bring(disk, target, remote, report, writers, name)
                 if moved is not None:  # written meanwhile: recorded, merged next round
                     disk = head = moved
-                    carried, carried_kept, merges, lost = 0, [], 0, None
+                    carried_kept, merges = [], 0
                     interrupted += 1
                     if interrupted >= 3:
                         raise SyncError(
                             "the store kept changing while the sync ran without the store's "
                             "lock; nothing is lost; sync again once the other writer stops.")
                     continue
-                report.received += carried + behind
+                report.received += behind
                 report.kept += carried_kept + kept
             break
         else:
@@ -467,6 +463,14 @@ class Replica:
         unsent, came, _ = self._compare(disk, remote)
         return (0 if made is None else unsent + made), came
 
+    def _counts(self, heads: dict[str, str], snapshot: str | None, head: str | None,
+                remote: str | None) -> tuple[int, int, tuple[str, str] | None] | None:
+        """(ahead, behind, the remote's tip) when told without a merge; else None."""
+        known = self._known(heads, snapshot, head, remote)
+        if known is None and (head is None or remote is None or head == remote):
+            return self._compare(head, remote)
+        return known
+
     def _known(self, heads: dict[str, str], snapshot: str | None, head: str | None,
                remote: str | None) -> tuple[int, int, None] | None:
         """The counts :meth:`_compare` gives, when the refs alone tell them; else None.
@@ -482,6 +486,13 @@ class Replica:
         if snapshot is not None and head == snapshot:
             return 1, 0, None  # the snapshot's one parent is the remote
         return None
+
+    def _tree_of(self, commit: str) -> str:
+        """A commit's tree: from its loose object, else from git."""
+        found = self._tip(commit)
+        if found is not None:
+            return found[0]
+        return self.history._git("log", "-1", "--format=%T", commit).decode().strip()
 
     def _tip(self, commit: str | None) -> tuple[str, str] | None:
         """A commit's (tree, message) read from its loose object, or None (git tells then)."""
@@ -634,11 +645,15 @@ class Replica:
         return None
 
     def _plan(self, head: str, remote: str, name: str,
-              tip: tuple[str, str] | None = None) -> tuple[str, list[str]]:
-        """Where the store moves to when both sides have commits, and the files kept over a delete.
+              tip: tuple[str, str] | None = None, *, check: bool = False
+              ) -> tuple[str, list[str]]:
+        """Where the store moves to from ``head`` and ``remote``, and the files kept over a delete.
 
-        ``remote`` when the merge gives exactly its files, else a new merge commit of the two.
-        ``tip`` is the remote's tree and message, when known already.
+        ``remote`` when the merge gives exactly its files, else a new merge commit of the
+        two. ``tip`` is the remote's tree and message, when known already. With
+        ``check``, the two are not known to both have commits the other lacks: a merge
+        that gives exactly ``head``'s files is then checked, and when the remote is in
+        ``head``'s history already the answer is ``head`` itself (no merge commit).
         """
         from memdir.store._integrate import merge_commits
         from memdir.store._merge import Labels
@@ -652,6 +667,8 @@ class Replica:
             # Every local change is in the remote already (another replica made the same
             # change, or merged this one's): move to it instead of recording an empty merge.
             return remote, kept
+        if check and tree == self._tree_of(head) and not self._compare(head, remote)[1]:
+            return head, []
         commit = made or self.history._git("commit-tree", tree, "-p", head, "-p", remote,
                                            "-m", message).decode().strip()
         return commit, kept
