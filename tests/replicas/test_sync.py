@@ -398,3 +398,31 @@ def test_a_remote_moved_back_into_this_replicas_history_gets_no_merge_commit(
     report = a.sync()
     assert report.ok and not report.merged and report.sent == 1 and report.received == 0
     assert git("rev-parse", "main", cwd=remote).strip() == second
+
+
+def test_a_fetch_of_hundreds_of_objects_leaves_them_for_the_merge_to_read(
+        tmp_path: Path, remote: Path) -> None:
+    # git keeps a fetch of 100 objects or more as a pack, which only a git process
+    # reads; the sync keeps up to 1,000 loose, so its merge reads them in process
+    # (here: 150 files another replica wrote, one of them changed on both sides).
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\ntwo\n")
+    a.sync()
+    b, _ = Replica.clone(str(remote), tmp_path / "b", name="b")
+    for n in range(150):
+        b.store.create(f"/memories/many/m{n}.md", f"---\nname: m{n}\ndescription: M\n---\n{n}\n")
+    b.store.edit("/memories/n.md", lambda t: t.replace("one", "one from b"))
+    b.sync()
+    a.store.edit("/memories/n.md", lambda t: t.replace("two", "two from a"))
+    commands: list[str] = []
+    _watch(commands, str(a.root / ".git"))
+    try:
+        report = a.sync()
+    finally:
+        _watching.clear()
+    assert report.ok and report.merged and report.received == 1
+    assert " ".join(commands).split("fetch")[1].split("push")[0].split() == ["merge-tree"]
+    assert not list((a.root / ".git" / "objects" / "pack").glob("*.pack"))
+    text = a.store.read("/memories/n.md")
+    assert "one from b" in text and "two from a" in text
+    assert len(a.store.files()) == 151

@@ -90,6 +90,8 @@ _BACKOFF_CAP: Final = 1.0
 """Longest wait, in seconds, after a push lost a race."""
 _LOOSE_PER_FOLDER: Final = (6700 + 255) // 256
 """git's ``gc.auto`` threshold of loose objects, per folder of ``.git/objects``."""
+_UNPACK_LIMIT: Final = 1000
+"""A fetch of fewer objects leaves them loose, where a merge reads them in process."""
 _PACK_LIMIT: Final = 50
 """git's ``gc.autoPackLimit``: more packs than this and ``gc --auto`` repacks."""
 _OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -687,7 +689,10 @@ class Replica:
     def _fetch(self) -> None:
         # No `git maintenance` at the end of each fetch: it would run between the fetch
         # and the push (the window of a lost race); :meth:`_tidy` runs it after a sync.
-        self._network("fetch", "-q", "--no-tags", "--no-write-fetch-head",
+        # What a fetch brings stays loose up to _UNPACK_LIMIT objects (git's default is
+        # 100), so the merge reads it without a git process.
+        self._network("-c", f"fetch.unpackLimit={_UNPACK_LIMIT}", "fetch", "-q", "--no-tags",
+                      "--no-write-fetch-head",
                       "--no-auto-maintenance", REMOTE,
                       f"+refs/heads/{BRANCH}:{_TRACKING}", missing_ok=True)
 
@@ -724,7 +729,7 @@ class Replica:
             return None
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         reason = next((ln for ln in lines if ln.startswith("fatal:")), lines[-1] if lines
-                      else f"git {args[0]} failed")
+                      else f"git {next(a for a in args if not a.startswith('-'))} failed")
         raise _Unreachable(reason.removeprefix("fatal: ").rstrip("."))
 
 
