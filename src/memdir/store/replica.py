@@ -467,9 +467,15 @@ class Replica:
 
     def _counts(self, heads: dict[str, str], snapshot: str | None, head: str | None,
                 remote: str | None) -> tuple[int, int, tuple[str, str] | None] | None:
-        """(ahead, behind, the remote's tip) when told without a merge; else None."""
+        """(ahead, behind, the remote's tip) when told without a merge; else None.
+
+        Compared when a merge cannot be needed or nothing will be pushed: one side
+        is empty or both are the same, or this replica has nothing new (then the
+        remote's commits are taken as they are, with no push to race).
+        """
         known = self._known(heads, snapshot, head, remote)
-        if known is None and (head is None or remote is None or head == remote):
+        unchanged = snapshot is None and head == heads.get("HEAD") == heads.get(_TRACKING)
+        if known is None and (head is None or remote is None or head == remote or unchanged):
             return self._compare(head, remote)
         return known
 
