@@ -20,6 +20,14 @@ git commit`` then ``git pull --no-rebase && git push`` (git's built-in union
 merge, so a pull never stops). Sync cost per change is the time spent syncing
 divided by the changes the syncs carried, for memdir and for git.
 
+The two syncs of a worker run back to back, and the one that goes second starts
+where the first one's lost push races have already spread the workers out in
+time: it loses far fewer races of its own (runs of the same code, memdir's sync
+first: git lost 23 races to memdir's 70; git's first: git 45, memdir 32). So by
+default they take turns going first (``--order alternate``: each worker switches
+at every sync, half of them starting with git), and each side gets the same
+share of both positions; ``--order memdir-first`` is how earlier sessions ran it.
+
 Run: ``nice .venv/bin/python benchmarks/replicas.py [--replicas 8] [--seconds 45]
 [--out /work/scratch/replicas/sim]``
 """
@@ -47,6 +55,7 @@ GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench",
     "GIT_COMMITTER_EMAIL": "b@b", "GIT_TERMINAL_PROMPT": "0",
 }
+ORDERS = ("alternate", "memdir-first", "git-first")
 TOKEN = re.compile(r"\bw-r\d+-\d+\b")
 SHARED = [f"/memories/{folder}/{name}.md" for folder, names in (
     ("people", ("alice", "bob", "carol", "dan")), ("projects", ("atlas", "borealis", "comet")),
@@ -129,18 +138,23 @@ class Tally:
     git_changes: int = 0
     git_syncs: int = 0
     git_failed: int = 0
+    git_races: int = 0
     quiesce_syncs: int = 0
 
 
 class Agent:
     """Random tool calls on one replica, the same changes on a plain git clone."""
 
-    def __init__(self, index: int, run: Path, url: str, plain_url: str, seed: int) -> None:
+    def __init__(self, index: int, run: Path, url: str, plain_url: str, seed: int,
+                 order: str = "alternate") -> None:
         from memdir.store.replica import Replica
         from memdir.tools import make_toolset
 
         self.name = f"r{index}"
         self.rng = random.Random(seed * 1000 + index)
+        self.order = order
+        self.turn = index % 2
+        """When the two syncs take turns going first: whose turn it is (0: memdir's)."""
         self.run = run
         self.replica, _ = Replica.clone(url, run / self.name, name=self.name, timeout=15)
         self.tools = make_toolset("write", self.replica.store)
@@ -289,6 +303,13 @@ class Agent:
                 self._done(None, sorted(set(TOKEN.findall(old)) - set(TOKEN.findall(new))))
         return resolved
 
+    def git_first(self) -> bool:
+        """Whether plain git's sync runs before memdir's this time (see ``--order``)."""
+        if self.order == "alternate":
+            self.turn ^= 1
+            return self.turn == 0
+        return self.order == "git-first"
+
     def sync_memdir(self) -> Any:
         started = time.perf_counter()
         try:
@@ -344,6 +365,8 @@ class Agent:
             if "rejected" not in pushed.stderr and "fetch first" not in pushed.stderr:
                 ok = False
                 break
+            if self.working:
+                self.tally.git_races += 1
         if self.working:
             self.tally.git_seconds += time.perf_counter() - started
             self.tally.git_syncs += 1
@@ -362,8 +385,12 @@ async def _work(agent: Agent, seconds: float, run: Path) -> None:
         await agent.step()
         await asyncio.sleep(agent.rng.uniform(0.02, 0.15))
         if time.monotonic() >= next_sync:
-            report = agent.sync_memdir()
-            agent.sync_git()
+            if agent.git_first():
+                agent.sync_git()
+                report = agent.sync_memdir()
+            else:
+                report = agent.sync_memdir()
+                agent.sync_git()
             if report is not None and report.ok and agent.rng.random() < 0.7:
                 await agent.resolve_all()
             next_sync = time.monotonic() + agent.rng.uniform(1.0, 6.0)
@@ -383,7 +410,7 @@ async def _work(agent: Agent, seconds: float, run: Path) -> None:
 
 def worker(args: argparse.Namespace) -> None:
     run = Path(args.run)
-    agent = Agent(args.index, run, args.url, args.plain_url, args.seed)
+    agent = Agent(args.index, run, args.url, args.plain_url, args.seed, args.order)
     (run / f"{agent.name}.ready").touch()
     while not (run / "go").exists():
         time.sleep(0.05)
@@ -421,7 +448,7 @@ def _heads(run: Path, names: list[str]) -> set[str]:
 
 
 def simulate(replicas: int, seconds: float, partition: bool, base: Path,
-             seed: int) -> dict[str, Any]:
+             seed: int, order: str = "alternate") -> dict[str, Any]:
     run = base / ("partition" if partition else "steady")
     if run.exists():
         shutil.rmtree(run)
@@ -436,7 +463,7 @@ def simulate(replicas: int, seconds: float, partition: bool, base: Path,
             procs.append(subprocess.Popen(
                 [sys.executable, __file__, "worker", "--index", str(i), "--run", str(run),
                  "--url", daemon.url("memory.git"), "--plain-url", daemon.url("plain.git"),
-                 "--seconds", str(seconds), "--seed", str(seed)]))
+                 "--seconds", str(seconds), "--seed", str(seed), "--order", order]))
         _wait_files(run, [f"{n}.ready" for n in names], procs, 300)
         (run / "go").touch()
         started = time.monotonic()
@@ -464,7 +491,7 @@ def simulate(replicas: int, seconds: float, partition: bool, base: Path,
         for proc in procs:
             proc.wait(timeout=300)
         total = time.monotonic() - started
-        return _judge(run, names, converged, cut, total, seconds)
+        return {**_judge(run, names, converged, cut, total, seconds), "order": order}
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -524,6 +551,7 @@ def _judge(run: Path, names: list[str], converged: float | None, cut: float | No
         "memdir_sync_seconds": total_of("memdir_seconds"),
         "git_sync_seconds": total_of("git_seconds"),
         "git_syncs": int(total_of("git_syncs")), "git_failed_syncs": int(total_of("git_failed")),
+        "git_push_races": int(total_of("git_races")),
         "memdir_seconds_per_change": memdir_cost, "git_seconds_per_change": git_cost,
         "cost_ratio": memdir_cost / git_cost if git_cost else None,
         "failed_tool_calls": int(total_of("failed_calls")),
@@ -532,8 +560,9 @@ def _judge(run: Path, names: list[str], converged: float | None, cut: float | No
 
 def _table(rows: list[dict[str, Any]]) -> str:
     head = ("| run | replicas | writes | lost | conflicts raised / resolved / left | "
-            "converge (s) | memdir sync s/change | git pull+push s/change | ratio | "
-            "identical |\n|---|---|---|---|---|---|---|---|---|---|")
+            "converge (s) | working syncs | lost races memdir / git | memdir sync s/change | "
+            "git pull+push s/change | ratio | identical |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         name = f"partition {r['partition_seconds']:.0f} s" if r["partition"] else "no partition"
@@ -541,7 +570,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {name} | {r['replicas']} | {r['writes']} | {r['lost']} | "
             f"{r['conflicts_raised']} / {r['conflicts_resolved']} / {r['conflicts_left']} | "
-            f"{conv} | {r['memdir_seconds_per_change']:.3f} | "
+            f"{conv} | {r['memdir_syncs']} | "
+            f"{r['memdir_push_races']} / {r.get('git_push_races', 0)} | "
+            f"{r['memdir_seconds_per_change']:.3f} | "
             f"{r['git_seconds_per_change']:.3f} | {r['cost_ratio']:.2f}x | "
             f"{'yes' if r['identical'] else 'NO'} |")
     return "\n".join(lines)
@@ -556,11 +587,17 @@ def main() -> None:
     for name in ("--run", "--url", "--plain-url"):
         work.add_argument(name, required=True)
     work.add_argument("--seconds", type=float, required=True)
+    work.add_argument("--order", choices=ORDERS, default="alternate")
     parser.add_argument("--replicas", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=45.0, help="writing time per run")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here")
     parser.add_argument("--only", choices=("steady", "partition"), default=None)
+    parser.add_argument(
+        "--order", choices=ORDERS, default="alternate",
+        help="which of the two syncs runs first at each sync moment: they take turns "
+             "(the default: each worker switches every sync, half the workers starting "
+             "with git's), or always memdir's, or always plain git's")
     args = parser.parse_args()
     if args.mode == "worker":
         worker(args)
@@ -571,7 +608,8 @@ def main() -> None:
     for partition in (False, True):
         if args.only and args.only != ("partition" if partition else "steady"):
             continue
-        rows.append(simulate(args.replicas, args.seconds, partition, base, args.seed))
+        rows.append(simulate(args.replicas, args.seconds, partition, base, args.seed,
+                             args.order))
         print(json.dumps(rows[-1], indent=2), file=sys.stderr)
     (base / "results.json").write_text(json.dumps(rows, indent=2))
     print(_table(rows))

@@ -19,14 +19,14 @@ from memdir.store.replica import Replica
 ALICE = "---\nname: alice\ndescription: Alice, a friend\n---\n# Alice\n\nphone: 1\nmail: a@x\n"
 
 
-def git(*args: str, cwd: Path | None = None) -> str:
+def git(*args: str, cwd: Path | None = None, input: str | None = None) -> str:
     """Run a plain git command with no user configuration; its standard output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
                 "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
                 "GIT_COMMITTER_EMAIL": "t@t"})
     done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          check=False)
+                          input=input, check=False)
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
     return done.stdout
 

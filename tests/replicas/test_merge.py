@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -312,3 +313,86 @@ def test_the_same_versions_under_two_replicas_names_merge_alike_on_both() -> Non
     one = _fullest([("replica r2", same), ("replica r0", same), own])
     other = _fullest([("replica r0", same), ("replica r2", same), own])
     assert one == other == [("replica r0", "- a\n- b"), ("replica r0", "- c")]
+
+
+def _distinct_edits(seed: int) -> tuple[list[str], list[str], list[str]]:
+    """A base of distinct lines and two sides that replace, add and remove lines in place."""
+    rng = random.Random(seed)
+    fresh = (f"- line {seed}-{n}" for n in range(10_000))
+    base = [next(fresh) for _ in range(rng.randint(0, 15))]
+
+    def edit(lines: list[str]) -> list[str]:
+        lines = list(lines)
+        for _ in range(rng.randint(0, 5)):
+            roll = rng.random()
+            if roll < 0.4 and lines:
+                lines[rng.randrange(len(lines))] = next(fresh)
+            elif roll < 0.7:
+                lines.insert(rng.randint(0, len(lines)), next(fresh))
+            elif lines:
+                lines.pop(rng.randrange(len(lines)))
+        return lines
+
+    return base, edit(base), edit(base)
+
+
+def test_the_line_merge_marks_what_git_merge_file_marks() -> None:
+    # The line merge runs in this process; git's own `merge-file --diff3` is the
+    # reference. Where every line is distinct the diff has one answer, so both must
+    # keep the same lines and mark the same regions (with repeated lines either of
+    # two equally short diffs may be taken; the loss test above covers those).
+    from memdir.store._merge import _chunks, _git_chunks
+
+    for seed in range(300):
+        texts = ["".join(f"{line}\n" for line in side) for side in _distinct_edits(seed)]
+        mine = _chunks(*(text.split("\n") for text in texts))
+        assert mine is not None
+        flat = [x for c in mine for x in (c if isinstance(c, list) else [c])]
+        reference = [x for c in _git_chunks(*texts) for x in (c if isinstance(c, list) else [c])]
+        assert flat == reference, (seed, texts)
+
+
+def test_a_merge_starts_no_process() -> None:
+    # A sync merges every file both sides changed between its fetch and its push;
+    # a `git merge-file` per file was most of what that stretch ran beyond git.
+    started: list[str] = []
+    _watch(started)
+    merged = _merge(ALICE, ALICE.replace("phone: 1", "phone: 2") + "- a\n",
+                    ALICE.replace("phone: 1", "phone: 3") + "- b\n")
+    _watching.clear()
+    assert merged[1:] == (1, 1)
+    assert started == []
+
+
+def test_texts_too_far_apart_to_diff_here_are_merged_by_git() -> None:
+    # The diff in this process is bounded; past the bound git's C merges, and still
+    # nothing either side wrote is lost.
+    base = "".join(f"- old {n}\n" for n in range(1500))
+    ours = "".join(f"- ours {n}\n" for n in range(1500))
+    theirs = base.replace("- old 7\n", "- theirs 7\n")
+    started: list[str] = []
+    _watch(started)
+    text, conflicts, _ = _merge(HEADER + base, HEADER + ours, HEADER + theirs)
+    _watching.clear()
+    assert any("merge-file" in args for args in started)
+    assert conflicts == 1 and "- theirs 7" in text
+    assert all(f"- ours {n}\n" in text for n in range(1500))
+
+
+_watching: list[list[str]] = []
+
+
+def _watch(into: list[str]) -> None:
+    """Record the command line of every process this one starts, until ``_watching`` clears."""
+    if not _hooked:
+        sys.addaudithook(_hook)
+        _hooked.append(True)
+    _watching[:] = [into]
+
+
+_hooked: list[bool] = []
+
+
+def _hook(event: str, args: tuple[object, ...]) -> None:
+    if event == "subprocess.Popen" and _watching:
+        _watching[0].append(" ".join(str(a) for a in args[1] or ()))  # type: ignore[union-attr]

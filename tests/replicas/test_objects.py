@@ -9,6 +9,7 @@ and a real merge between two replicas whose commit git reads back whole.
 from __future__ import annotations
 
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,45 @@ def test_odd_names_in_a_merge(tmp_path: Path, remote: Path, name: str) -> None:
     assert one.sync().ok and two.sync().ok
     assert "phone: 2" in two.store.read(path) and "mail: b@x" in two.store.read(path)
     git("fsck", "--strict", "--no-dangling", cwd=two.root)
+
+
+def test_loose_objects_read_here_are_what_git_reads(tmp_path: Path) -> None:
+    from memdir.store._objects import read_loose, read_spec
+
+    root = _repo(tmp_path)
+    names = [n for n in NAMES if n != "a"]  # "a" is a folder here
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"{name}\n" + DOC)
+    git("add", "-A", cwd=root)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one\n\nbody é", cwd=root)
+    commit = git("rev-parse", "HEAD", cwd=root).strip()
+    tree = git("rev-parse", "HEAD^{tree}", cwd=root).strip()
+    git_dir = root / ".git"
+    specs = [commit, tree, *(f"{commit}:{n}" for n in names), *(f"{tree}:{n}" for n in names),
+             f"{tree}:a", f"{tree}:a/c", f"{commit}:"]
+    for spec in specs:
+        found = read_spec(git_dir, spec)
+        assert found is not None, spec
+        kind = git("cat-file", "-t", spec, cwd=root).strip()
+        data = subprocess.run(["git", "cat-file", kind, spec], cwd=root, env=_env(),
+                              capture_output=True, check=True).stdout
+        assert found == (kind, data), spec
+    # Names git has no object for, and a path through a file, are missing as in git.
+    for spec in (f"{tree}:nothing.md", f"{tree}:a.md/x", f"{tree}:z/nothing/x.md"):
+        assert read_spec(git_dir, spec) == ("missing", b""), spec
+    # What is not loose is left to git: a packed object, a damaged one, another form.
+    blob = git("rev-parse", f"{commit}:a.md", cwd=root).strip()
+    damaged = git_dir / "objects" / blob[:2] / blob[2:]
+    damaged.chmod(0o644)
+    whole = damaged.read_bytes()
+    damaged.write_bytes(whole[:-3])  # cut short
+    assert read_loose(git_dir, blob) is None
+    other = zlib.compress(zlib.decompress(whole).replace(b"phone: 1", b"phone: 2"))
+    damaged.write_bytes(other)  # bytes that are not the ones its name hashes
+    assert read_loose(git_dir, blob) is None
+    damaged.write_bytes(whole)
+    assert read_spec(git_dir, "HEAD") is None and read_spec(git_dir, "0" * 40) is None
+    git("gc", "-q", "--prune=now", cwd=root)
+    assert read_loose(git_dir, commit) is None
+    assert read_spec(git_dir, f"{tree}:a/b.md") is None

@@ -291,3 +291,138 @@ def test_an_empty_remote_gives_an_empty_replica_that_fills_it(tmp_path: Path,
     assert first.sync().sent == 1
     second, _ = Replica.clone(str(remote), tmp_path / "second")
     assert second.store.files() == ["/memories/x.md"]
+
+
+def test_a_merging_round_runs_only_the_merge_between_fetch_and_push(
+        tmp_path: Path, remote: Path) -> None:
+    # Another replica's push between this one's fetch and push makes it lose the race;
+    # every git process in that stretch widens it. A round merges without comparing
+    # the two sides first (the merge's tree tells whether either was in the other;
+    # the counts are made after the push) and reads the merge's objects from their
+    # loose files.
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\ntwo\nthree\n")
+    a.sync()
+    b, _ = Replica.clone(str(remote), tmp_path / "b", name="b")
+    b.store.edit("/memories/n.md", lambda t: t.replace("one", "one from b"))
+    b.sync()
+    c, _ = Replica.clone(str(remote), tmp_path / "c", name="c")
+    c.store.edit("/memories/n.md", lambda t: t.replace("two", "two from c"))
+    a.store.edit("/memories/n.md", lambda t: t.replace("three", "three from a"))
+    racer = _Racing(a.store, name="a")
+    racer.rival = c
+    commands: list[str] = []
+    _watch(commands, str(a.root / ".git"))
+    try:
+        report = racer.sync()
+    finally:
+        _watching.clear()
+    assert report.ok and report.attempts == 2 and report.merged
+    assert report.received == 2 and report.sent == 3
+    rounds = " ".join(commands).split("fetch")[1:]
+    assert len(rounds) == 2
+    for stretch in rounds:  # the first round, and the one after the lost race
+        assert stretch.split("push")[0].split() == ["merge-tree"], commands
+    text = a.store.read("/memories/n.md")
+    assert all(f"{w} from {n}" in text for w, n in (("one", "b"), ("two", "c"), ("three", "a")))
+
+
+_watching: list[tuple[list[str], str]] = []
+_hooked: list[bool] = []
+
+
+def _watch(into: list[str], git_dir: str) -> None:
+    """Record the git command (its first word) of each process started on ``git_dir``."""
+    if not _hooked:
+        sys.addaudithook(_hook)
+        _hooked.append(True)
+    _watching[:] = [(into, git_dir)]
+
+
+def _hook(event: str, args: tuple[object, ...]) -> None:
+    if event != "subprocess.Popen" or not _watching:
+        return
+    into, git_dir = _watching[0]
+    argv = [str(a) for a in args[1]]  # type: ignore[attr-defined]
+    env = args[3] if isinstance(args[3], dict) else {}
+    if argv[:1] != ["git"] or env.get("GIT_DIR") != git_dir:
+        return
+    words = iter(argv[1:])
+    for word in words:
+        if word == "-c":
+            next(words, None)
+        else:
+            into.append(word)
+            break
+
+
+def test_objects_are_packed_after_the_push_never_before_it(tmp_path: Path,
+                                                          remote: Path) -> None:
+    # `git commit` starts `git maintenance run --auto` after every commit: for a
+    # snapshot that is one more process before the fetch and the push. The sync
+    # turns it off and packs when git would (here: more packs than gc.autoPackLimit),
+    # after a push that reached the remote.
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\n")
+    assert a.sync().ok
+    git("config", "gc.autoDetach", "false", cwd=a.root)  # pack now, not in the background
+    packs = a.root / ".git" / "objects" / "pack"
+    for n in range(55):
+        blob = git("hash-object", "-w", "--stdin", cwd=a.root, input=f"filler {n}\n").strip()
+        git("pack-objects", "-q", str(packs / "pack"), cwd=a.root, input=f"{blob}\n")
+    count = len(list(packs.glob("*.pack")))
+    assert count > 50
+    a.attach(str(tmp_path / "gone.git"))  # unreachable: nothing may be packed now
+    a.store.edit("/memories/n.md", lambda t: t + "two\n")
+    assert not a.sync().ok
+    assert len(list(packs.glob("*.pack"))) == count
+    a.attach(str(remote))
+    assert a.sync().ok
+    assert len(list(packs.glob("*.pack"))) < 50
+    assert "two" in git("show", "main:n.md", cwd=remote)
+
+
+def test_a_remote_moved_back_into_this_replicas_history_gets_no_merge_commit(
+        tmp_path: Path, remote: Path) -> None:
+    # The fetch shows the remote moved, and the merge gives exactly this side's files:
+    # the remote is in this side's history already (here it was set back by hand), so
+    # the sync pushes its own commit as it is.
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\n")
+    a.sync()
+    first = git("rev-parse", "main", cwd=remote).strip()
+    a.store.edit("/memories/n.md", lambda t: t + "two\n")
+    a.sync()
+    second = git("rev-parse", "main", cwd=remote).strip()
+    git("update-ref", "refs/heads/main", first, cwd=remote)
+    report = a.sync()
+    assert report.ok and not report.merged and report.sent == 1 and report.received == 0
+    assert git("rev-parse", "main", cwd=remote).strip() == second
+
+
+def test_a_fetch_of_hundreds_of_objects_leaves_them_for_the_merge_to_read(
+        tmp_path: Path, remote: Path) -> None:
+    # git keeps a fetch of 100 objects or more as a pack, which only a git process
+    # reads; the sync keeps up to 1,000 loose, so its merge reads them in process
+    # (here: 150 files another replica wrote, one of them changed on both sides).
+    a = make_replica(tmp_path, "a", str(remote))
+    a.store.create("/memories/n.md", "---\nname: n\ndescription: N\n---\none\ntwo\n")
+    a.sync()
+    b, _ = Replica.clone(str(remote), tmp_path / "b", name="b")
+    for n in range(150):
+        b.store.create(f"/memories/many/m{n}.md", f"---\nname: m{n}\ndescription: M\n---\n{n}\n")
+    b.store.edit("/memories/n.md", lambda t: t.replace("one", "one from b"))
+    b.sync()
+    a.store.edit("/memories/n.md", lambda t: t.replace("two", "two from a"))
+    commands: list[str] = []
+    _watch(commands, str(a.root / ".git"))
+    try:
+        report = a.sync()
+    finally:
+        _watching.clear()
+    assert report.ok and report.merged and report.received == 1
+    assert " ".join(commands).split("fetch")[1].split("push")[0].split() == ["merge-tree"]
+    assert not list((a.root / ".git" / "objects" / "pack").glob("*.pack"))
+    text = a.store.read("/memories/n.md")
+    assert "one from b" in text and "two from a" in text
+    assert len(a.store.files()) == 151

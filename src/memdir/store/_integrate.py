@@ -49,13 +49,11 @@ EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _FILE_MODES: Final = frozenset({"100644", "100755"})
 _TREE_ID: Final = re.compile(r"[0-9a-f]{40,64}")
 _BATCH: Final = 256
+"""Files written per batch: bounds the folder handles held open at once."""
 _UNPACK_LIMIT: Final = 1000
 """An import of fewer objects leaves them loose instead of as a pack of its own."""
 _FLUSHERS: Final = 8
 """Files flushed to disk at once after a merge's files are written."""
-_MERGE_WORKERS: Final = 4
-"""Files merged at once (each runs one short ``git merge-file``)."""
-"""Files written per batch: bounds the folder handles held open at once."""
 
 
 class MovedError(Exception):
@@ -131,13 +129,9 @@ def _settle(history: History, tree: str, stages: dict[str, dict[int, str]],
         return merge_bytes(data[s[1]] if 1 in s else None, data[s[2]], data[s[3]], path,
                            labels).data
 
-    # Each file's line merge runs ``git merge-file``: a few at once, so the processes'
-    # start-up overlaps (the merge sits between a fetch and a push, where time counts).
-    if len(both) > 1:
-        with ThreadPoolExecutor(max_workers=_MERGE_WORKERS) as pool:
-            merged = dict(zip(both, pool.map(merge, both), strict=True))
-    else:
-        merged = {path: merge(path) for path in both}
+    # The line merges run in this process (no git process between the fetch and the
+    # push); only a file past the in-process diff's bound starts a ``git merge-file``.
+    merged = {path: merge(path) for path in both}
     if own:
         assert message is not None
         made, tree = _own_merge(history, tree, merged, read, (head, remote, message))
@@ -184,16 +178,25 @@ def _own_merge(history: History, tree: str, merged: Mapping[str, bytes],
 
 
 def _read_batch(history: History, specs: list[str]) -> dict[str, tuple[str, bytes]]:
-    """Several objects by name (an id, ``tree:path``) in one git process: spec -> (type, bytes).
+    """Several objects by name (an id, ``tree:path``): spec -> (type, bytes).
 
-    A name git cannot find gives ``("missing", b"")``. No name may hold a newline.
+    Loose objects are read here; the rest in one git process. A name git cannot
+    find gives ``("missing", b"")``. No name may hold a newline.
     """
-    wanted = list(dict.fromkeys(specs))
+    from memdir.store._objects import read_spec
+
+    found: dict[str, tuple[str, bytes]] = {}
+    wanted = []
+    for spec in dict.fromkeys(specs):  # loose objects (new ones, mostly) need no git process
+        loose = read_spec(history.root / ".git", spec)
+        if loose is None:
+            wanted.append(spec)
+        else:
+            found[spec] = loose
     if not wanted:
-        return {}
+        return found
     out = history._git("cat-file", "--batch",
                        input="".join(f"{s}\n" for s in wanted).encode("utf-8", "surrogateescape"))
-    found: dict[str, tuple[str, bytes]] = {}
     pos = 0
     for spec in wanted:
         end = out.index(b"\n", pos)
@@ -269,7 +272,7 @@ def apply_trees(history: History, old_tree: str, new_tree: str) -> Applied:
         changes.append((status[0], new_mode, old_blob, new_blob,
                         name.decode("utf-8", "surrogateescape")))
     wanted = [new for status, mode, _, new, _ in changes if status != "D" and mode in _FILE_MODES]
-    contents = history.read_blobs(wanted)
+    contents = _read_blobs(history, wanted)
     applied = Applied()
     root_fd = open_root(history.root)
     try:
@@ -293,6 +296,22 @@ def apply_trees(history: History, old_tree: str, new_tree: str) -> Applied:
     finally:
         os.close(root_fd)
     return applied
+
+
+def _read_blobs(history: History, blobs: list[str]) -> dict[str, bytes]:
+    """Several blobs' bytes: loose ones read here, the rest by git in one process."""
+    from memdir.store._objects import read_loose
+
+    found: dict[str, bytes] = {}
+    rest = []
+    for blob in set(blobs):
+        loose = read_loose(history.root / ".git", blob)
+        if loose is not None and loose[0] == "blob":
+            found[blob] = loose[1]
+        else:
+            rest.append(blob)
+    found.update(history.read_blobs(rest))
+    return found
 
 
 def _write_batch(root_fd: int, writes: list[tuple[tuple[str, ...], bytes]]) -> None:
@@ -416,17 +435,5 @@ def _read_objects(history: History, specs: list[str]) -> dict[str, bytes]:
     wanted = list(dict.fromkeys(specs))
     if any("\n" in spec for spec in wanted):  # the batch is read line by line
         return {spec: history._git("cat-file", "blob", spec, check=False) for spec in wanted}
-    out = history._git("cat-file", "--batch",
-                       input="".join(f"{s}\n" for s in wanted).encode("utf-8", "surrogateescape"))
-    found: dict[str, bytes] = {}
-    pos = 0
-    for spec in wanted:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        if header[-1] == b"missing" or len(header) < 3:
-            found[spec], pos = b"", end + 1
-            continue
-        size = int(header[2])
-        found[spec] = out[end + 1 : end + 1 + size]
-        pos = end + 1 + size + 1
-    return found
+    return {spec: data if kind == "blob" else b""
+            for spec, (kind, data) in _read_batch(history, wanted).items()}

@@ -10,10 +10,13 @@ succeeds, so git never leaves its conflict markers in a store. The merge:
   removed and the other changed keeps the change, and a field both changed
   differently keeps this side's value in the header and both values in a
   conflict block at the top of the body;
-* the body merges line by line with git's own ``git merge-file``; where both
-  sides only added lines at one place, both additions are kept (this side's
-  first); where both changed the same lines, both versions go into a conflict
-  block (:mod:`memdir.store._conflicts`);
+* the body merges line by line, in this process, as ``git merge-file --diff3``
+  does (a shortest diff of each side against the common ancestor; regions both
+  sides changed differently are marked; texts too far apart for the bounded diff
+  here go to ``git merge-file`` itself); where both sides only added lines at
+  one place, both additions are kept (this side's first); where both changed
+  the same lines, both versions go into a conflict block
+  (:mod:`memdir.store._conflicts`);
 * anything that cannot be merged that way (no usable header on a side, text
   that is not UTF-8, a failing ``git merge-file``) keeps this side's file whole
   with the other side's text in one conflict block, so nothing is ever lost and
@@ -22,8 +25,8 @@ succeeds, so git never leaves its conflict markers in a store. The merge:
 Labels naming each side come from ``MEMDIR_MERGE_OURS`` and
 ``MEMDIR_MERGE_THEIRS`` (set by ``memdir sync``); a person's plain ``git merge``
 gets neutral ones. The work is bounded: files are capped in size by the store,
-the header parse is the store's bounded YAML loader, and ``git merge-file``
-runs with a time limit.
+the header parse is the store's bounded YAML loader, the diff here stops after
+a bounded number of steps, and ``git merge-file`` runs with a time limit.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from memdir.store._conflicts import LINES_WHAT, block_id, find_blocks, render_bl
 __all__ = ["Labels", "Merged", "main", "merge_bytes"]
 
 _MERGE_FILE_SECONDS: Final = 30.0
+_DIFF_STEPS: Final = 1_000_000
+"""Most steps a line diff takes in this process; past them ``git merge-file`` merges."""
 _MIN_MARKER: Final = 40
 _ENCODING: Final = "utf-8"
 _ERRORS: Final = "surrogateescape"
@@ -281,14 +286,31 @@ def _merge_lines(base: str, ours: str, theirs: str, path: str,
         return theirs, 0, 0
     held: dict[str, str] = {}
     base, ours, theirs = (_hold(text, held) for text in (base, ours, theirs))
+    chunks = _chunks(base.split("\n"), ours.split("\n"), theirs.split("\n"))
+    if chunks is None:  # too far apart to diff here within the bound: git's C does it
+        chunks = _git_chunks(base, ours, theirs)
+    out: list[str] = []
+    conflicts = unions = 0
+    for chunk in chunks:
+        if isinstance(chunk, list):
+            out.extend(chunk)
+            continue
+        kept, blocks, joined = _resolve(chunk, path, labels, held)
+        out.extend(kept)
+        conflicts += blocks
+        unions += joined
+    return _unhold("\n".join(out), held), conflicts, unions
+
+
+def _git_chunks(base: str, ours: str, theirs: str) -> list[list[str] | dict[str, list[str]]]:
+    """As :func:`_chunks`, from ``git merge-file --diff3``'s output (for texts past its bound)."""
     size = _marker_size(base, ours, theirs)
     raw = _merge_file(base, ours, theirs, size)
     starts = {"<" * size + " ours": "ours", "|" * size + " base": "base",
               "=" * size: "theirs", ">" * size + " theirs": "end"}
-    out: list[str] = []
+    out: list[list[str] | dict[str, list[str]]] = [[]]
     region: dict[str, list[str]] | None = None
     part = ""
-    conflicts = unions = 0
     for line in raw.split("\n"):
         mark = starts.get(line)
         if mark == "ours" and region is None:
@@ -296,18 +318,129 @@ def _merge_lines(base: str, ours: str, theirs: str, path: str,
         elif region is not None and mark in ("base", "theirs"):
             part = mark
         elif region is not None and mark == "end":
-            kept, blocks, joined = _resolve(region, path, labels, held)
-            out.extend(kept)
-            conflicts += blocks
-            unions += joined
+            out += [region, []]
             region = None
         elif region is not None:
             region[part].append(line)
         else:
-            out.append(line)
+            last = out[-1]
+            assert isinstance(last, list)
+            last.append(line)
     if region is not None:
         raise _CannotMerge  # an unterminated region: do not guess
-    return _unhold("\n".join(out), held), conflicts, unions
+    return out
+
+
+def _matches(a: list[str], b: list[str]) -> list[tuple[int, int]] | None:
+    """The lines ``a`` and ``b`` share, as ``(index in a, index in b)`` pairs in order.
+
+    The matched lines of a shortest edit script (Myers' algorithm), after the
+    common start and end are set aside. None when finding it would take more than
+    :data:`_DIFF_STEPS` steps: the caller gives such texts to ``git merge-file``.
+    """
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a, end_b = end_a - 1, end_b - 1
+    pairs = [(i, i) for i in range(start)]
+    if end_a > start and end_b > start:
+        middle = _myers(a[start:end_a], b[start:end_b])
+        if middle is None:
+            return None
+        pairs += [(start + i, start + j) for i, j in middle]
+    pairs += [(end_a + k, end_b + k) for k in range(len(a) - end_a)]
+    return pairs
+
+
+def _myers(a: list[str], b: list[str]) -> list[tuple[int, int]] | None:
+    """The matched lines of a shortest edit script from ``a`` to ``b``; None past the bound."""
+    n, m = len(a), len(b)
+    offset = n + m + 1
+    v = [0] * (2 * offset + 1)
+    trace: list[list[int]] = []  # for each d, the furthest x on diagonals -d..d before it
+    steps = 0
+    for d in range(n + m + 1):
+        trace.append(v[offset - d : offset + d + 1])
+        for k in range(-d, d + 1, 2):
+            if k == -d or (k != d and v[offset + k - 1] < v[offset + k + 1]):
+                x = v[offset + k + 1]  # down: a line of b added
+            else:
+                x = v[offset + k - 1] + 1  # right: a line of a removed
+            y = start = x - k
+            while x < n and y < m and a[x] == b[y]:
+                x, y = x + 1, y + 1
+            v[offset + k] = x
+            steps += 1 + y - start
+            if x >= n and y >= m:
+                return _path(trace, d, n, m)
+        if steps > _DIFF_STEPS:
+            return None
+    raise AssertionError("unreachable: an edit script of n + m steps always exists")
+
+
+def _path(trace: list[list[int]], d: int, n: int, m: int) -> list[tuple[int, int]]:
+    """The diagonal steps (lines kept) of the path :func:`_myers` reached ``(n, m)`` by."""
+    pairs: list[tuple[int, int]] = []
+    x, y = n, m
+    for step in range(d, 0, -1):
+        before = trace[step]  # diagonals -step..step, as they were after step - 1
+
+        def at(k: int, before: list[int] = before, step: int = step) -> int:
+            return before[k + step]
+
+        k = x - y
+        down = k == -step or (k != step and at(k - 1) < at(k + 1))
+        prev_k = k + 1 if down else k - 1
+        prev_x = at(prev_k)
+        mid_x = prev_x if down else prev_x + 1
+        while x > mid_x:
+            x, y = x - 1, y - 1
+            pairs.append((x, y))
+        x, y = prev_x, prev_x - prev_k
+    while x > 0 and y > 0:
+        x, y = x - 1, y - 1
+        pairs.append((x, y))
+    pairs.reverse()
+    return pairs
+
+
+def _chunks(base: list[str], ours: list[str], theirs: list[str]
+            ) -> list[list[str] | dict[str, list[str]]] | None:
+    """The three-way merge of line lists: kept lines, and regions both sides changed.
+
+    A base line both sides kept anchors the merge; between two anchors, a stretch
+    only one side changed takes that change, one both changed alike takes it once,
+    and one both changed differently is a region (``ours``, ``base``, ``theirs``)
+    for :func:`_resolve`, as ``git merge-file --diff3`` marks it. None when a diff
+    is past the bound.
+    """
+    to_ours, to_theirs = _matches(base, ours), _matches(base, theirs)
+    if to_ours is None or to_theirs is None:
+        return None
+    in_ours, in_theirs = dict(to_ours), dict(to_theirs)
+    out: list[list[str] | dict[str, list[str]]] = []
+    kept: list[str] = []
+    b = o = t = 0
+    for i in [*sorted(set(in_ours) & set(in_theirs)), len(base)]:
+        end_o, end_t = (in_ours[i], in_theirs[i]) if i < len(base) else (len(ours), len(theirs))
+        old, mine, other = base[b:i], ours[o:end_o], theirs[t:end_t]
+        if mine == other or old == other:
+            kept += mine
+        elif old == mine:
+            kept += other
+        else:
+            if kept:
+                out.append(kept)
+                kept = []
+            out.append({"ours": mine, "base": old, "theirs": other})
+        if i < len(base):
+            kept.append(base[i])
+        b, o, t = i + 1, end_o + 1, end_t + 1
+    if kept:
+        out.append(kept)
+    return out
 
 
 _HELD: Final = "<!-- memdir-conflict-held "

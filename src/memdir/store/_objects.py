@@ -24,13 +24,17 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
-__all__ = ["TreeEntries", "commit_object", "parse_tree", "rebuild_tree", "tree_object",
-           "write_object"]
+__all__ = ["TreeEntries", "commit_object", "parse_tree", "read_loose", "read_spec",
+           "rebuild_tree", "tree_object", "write_object"]
 
 TreeEntries = dict[bytes, tuple[bytes, bytes]]
 """A tree's entries: name -> (mode as git writes it, e.g. ``b"100644"``, binary object id)."""
 
 _TREE_MODE: Final = b"40000"
+_HEX: Final = frozenset("0123456789abcdef")
+_KINDS: Final = frozenset({b"blob", b"tree", b"commit", b"tag"})
+_MAX_LOOSE: Final = 64 * 1024 * 1024
+"""Largest object read here; a bigger one is left to git (bounded memory)."""
 
 
 def write_object(git_dir: Path, kind: bytes, data: bytes) -> str:
@@ -57,6 +61,71 @@ def write_object(git_dir: Path, kind: bytes, data: bytes) -> str:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
     return oid
+
+
+def read_loose(git_dir: Path, oid: str) -> tuple[str, bytes] | None:
+    """A loose object's (type, bytes), checked against its id; None when it is not loose here.
+
+    None too for anything this reader does not take on (a packed object, a
+    SHA-256 id, an object too big, one whose bytes do not hash to its id): the
+    caller asks git for those.
+    """
+    if len(oid) != 40 or not _HEX.issuperset(oid):
+        return None
+    try:
+        with open(git_dir / "objects" / oid[:2] / oid[2:], "rb") as file:
+            packed = file.read(_MAX_LOOSE + 1)
+    except OSError:
+        return None
+    try:
+        unpack = zlib.decompressobj()
+        raw = unpack.decompress(packed, _MAX_LOOSE + 64)
+    except zlib.error:
+        return None
+    if not unpack.eof or unpack.unconsumed_tail:
+        return None  # cut short, or longer than the bound
+    if hashlib.sha1(raw, usedforsecurity=False).hexdigest() != oid:
+        return None
+    head, nul, data = raw.partition(b"\0")
+    kind, _, size = head.partition(b" ")
+    if not nul or kind not in _KINDS or not size.isdigit() or int(size) != len(data):
+        return None
+    return kind.decode(), data
+
+
+def read_spec(git_dir: Path, spec: str) -> tuple[str, bytes] | None:
+    """An object named as ``git cat-file`` names it, ``id`` or ``id:path``, from loose objects.
+
+    ``id`` may be a commit (its tree is followed for a path) or a tree. None when
+    any object on the way is not loose, or the name is of another form; a path
+    that is not there gives ``("missing", b"")``.
+    """
+    oid, colon, path = spec.partition(":")
+    found = read_loose(git_dir, oid)
+    if found is None or not colon:
+        return found
+    kind, data = found
+    if kind == "commit":
+        first = data.split(b"\n", 1)[0]
+        if not first.startswith(b"tree "):
+            return None
+        found = read_loose(git_dir, first[5:].decode("ascii", "replace"))
+        if found is None:
+            return None
+        kind, data = found
+    for name in (path.encode("utf-8", "surrogateescape").split(b"/") if path else []):
+        if not name:
+            return None  # a name git would read its own way
+        if kind != "tree":
+            return ("missing", b"")
+        entry = parse_tree(data).get(name)
+        if entry is None:
+            return ("missing", b"")
+        found = read_loose(git_dir, entry[1].hex())
+        if found is None:
+            return None
+        kind, data = found
+    return kind, data
 
 
 def parse_tree(data: bytes) -> TreeEntries:

@@ -90,6 +90,10 @@ _BACKOFF_CAP: Final = 1.0
 """Longest wait, in seconds, after a push lost a race."""
 _LOOSE_PER_FOLDER: Final = (6700 + 255) // 256
 """git's ``gc.auto`` threshold of loose objects, per folder of ``.git/objects``."""
+_UNPACK_LIMIT: Final = 1000
+"""A fetch of fewer objects leaves them loose, where a merge reads them in process."""
+_PACK_LIMIT: Final = 50
+"""git's ``gc.autoPackLimit``: more packs than this and ``gc --auto`` repacks."""
 _OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _REJECTED: Final = re.compile(r"^!\t.*\[(rejected|remote rejected)\]", re.MULTILINE)
 _RACE: Final = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref",
@@ -337,8 +341,8 @@ class Replica:
         # already holds the remote as it was then, so the next round merges only what
         # came since, and the store is written once, at the end).
         head = disk
-        carried = 0  # remote commits ``head`` holds beyond ``disk``
         carried_kept: list[str] = []
+        merges = 0  # merge commits of this sync in ``head``'s line
         interrupted = 0
         for attempt in range(1, _PUSH_ATTEMPTS + 1):
             report.attempts = attempt
@@ -348,22 +352,26 @@ class Replica:
                 report.offline = str(exc)
                 break
             remote = self._tracking()
-            ahead, behind, tip = self._compare(head, remote)
-            if not ahead and not behind and head == disk:
-                break
-            # The merge is made in memory and pushed before any store file changes, so
-            # the window in which another replica can push first is short, and a lost
-            # race leaves the store as it was.
-            kept: list[str] = []
-            if not behind:
-                target = head
-            elif not ahead:
-                target = remote
-            else:
+            # When the fetch brought nothing the refs alone say which side has what.
+            # Otherwise the merge is made first (its tree tells whether either side was
+            # already in the other) and the counts for the report after the push, so no
+            # comparison runs in the window in which another replica's push can land.
+            known = self._counts(heads, report.snapshot, head, remote)
+            counted = known is not None
+            ahead = behind = 0
+            target: str | None
+            if known is None:
                 assert head is not None and remote is not None
-                target, kept = self._plan(head, remote, name, tip)
-            if target is not None and target != remote:
-                new = ahead + (1 if target not in (head, remote) else 0)
+                target, kept = self._plan(head, remote, name, self._tip(remote), check=True)
+            else:
+                ahead, behind, tip = known
+                if not ahead and not behind and head == disk:
+                    break
+                target, kept = self._target(head, remote, ahead, behind, name, tip)
+            pushing = target is not None and target != remote
+            made = 1 if target not in (head, remote) else 0
+            if pushing:
+                assert target is not None
                 try:
                     pushed = self._push(target)
                 except _Unreachable as exc:
@@ -371,29 +379,26 @@ class Replica:
                     break
                 if not pushed:
                     if target != head:  # keep the merge: the next round builds on it
-                        head, carried, carried_kept = target, carried + behind, \
-                            carried_kept + kept
-                    # Lost a race: the winner is done, so try again soon, after a short
-                    # random wait that doubles each time (full jitter), so that replicas
-                    # colliding again and again spread out.
-                    pause = random.uniform(0, min(_BACKOFF_CAP,
-                                                  _BACKOFF_BASE * 2 ** (attempt - 1)))
-                    time.sleep(pause)
-                    report.waited += pause
+                        head, carried_kept, merges = target, carried_kept + kept, merges + 1
+                    self._back_off(attempt, report)
                     continue
-                report.sent += new
+            if counted and not merges:
+                report.sent += ahead + made if pushing else 0
+            else:  # counted now, after the push: what this sync's line holds
+                sent, behind = self._recount(disk, remote, merges + made if pushing else None)
+                report.sent += sent
             if target is not None and target != disk:
                 moved = self._bring(disk, target, remote, report, writers, name)
                 if moved is not None:  # written meanwhile: recorded, merged next round
                     disk = head = moved
-                    carried, carried_kept = 0, []
+                    carried_kept, merges = [], 0
                     interrupted += 1
                     if interrupted >= 3:
                         raise SyncError(
                             "the store kept changing while the sync ran without the store's "
                             "lock; nothing is lost; sync again once the other writer stops.")
                     continue
-                report.received += carried + behind
+                report.received += behind
                 report.kept += carried_kept + kept
             break
         else:
@@ -406,20 +411,109 @@ class Replica:
         return report
 
     def _tidy(self, report: SyncReport) -> None:
-        """Pack loose objects when git would (``gc --auto``), after the push, not before it.
+        """Pack objects when git would (``gc --auto``), after the push, not before it.
 
-        git's own test, made here without a process: more than ``gc.auto`` (6,700)
-        loose objects, estimated from one of the 256 folders they sit in. Not after
-        a sync that could not reach the remote.
+        git's own tests, made here without a process: more than ``gc.auto`` (6,700)
+        loose objects, estimated from one of the 256 folders they sit in, or more
+        than ``gc.autoPackLimit`` (50) packs. Not after a sync that could not reach
+        the remote. (The snapshot's ``git commit`` and the fetch run no maintenance
+        of their own: both sit before the push.)
         """
         if report.offline is not None:
             return
+        objects = self.root / ".git" / "objects"
         try:
-            loose = len(os.listdir(self.root / ".git" / "objects" / "17"))
+            loose = len(os.listdir(objects / "17"))
         except OSError:
-            return
-        if loose > _LOOSE_PER_FOLDER:
+            loose = 0
+        try:
+            packs = sum(1 for name in os.listdir(objects / "pack") if name.endswith(".pack"))
+        except OSError:
+            packs = 0
+        if loose > _LOOSE_PER_FOLDER or packs > _PACK_LIMIT:
             self.history._git("maintenance", "run", "--auto", "--quiet", check=False)
+
+    def _target(self, head: str | None, remote: str | None, ahead: int, behind: int,
+                name: str, tip: tuple[str, str] | None) -> tuple[str | None, list[str]]:
+        """Where this round moves to, and the files kept over a delete (see :meth:`_plan`)."""
+        if not behind:
+            return head, []
+        if not ahead:
+            return remote, []
+        assert head is not None and remote is not None
+        return self._plan(head, remote, name, tip)
+
+    @staticmethod
+    def _back_off(attempt: int, report: SyncReport) -> None:
+        """Wait a little after a lost push race, before the next round.
+
+        The winner is done, so the next round comes soon: after a random wait up to a
+        bound that doubles with each race lost (full jitter), so replicas that collide
+        again and again spread out.
+        """
+        pause = random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2 ** (attempt - 1)))
+        time.sleep(pause)
+        report.waited += pause
+
+    def _recount(self, disk: str | None, remote: str | None,
+                 made: int | None) -> tuple[int, int]:
+        """(commits sent, commits received) of a sync whose rounds were not all counted.
+
+        ``made`` is the number of this sync's merge commits the push sent, or None
+        when nothing was pushed.
+        """
+        unsent, came, _ = self._compare(disk, remote)
+        return (0 if made is None else unsent + made), came
+
+    def _counts(self, heads: dict[str, str], snapshot: str | None, head: str | None,
+                remote: str | None) -> tuple[int, int, tuple[str, str] | None] | None:
+        """(ahead, behind, the remote's tip) when told without a merge; else None.
+
+        Compared when a merge cannot be needed or nothing will be pushed: one side
+        is empty or both are the same, or this replica has nothing new (then the
+        remote's commits are taken as they are, with no push to race).
+        """
+        known = self._known(heads, snapshot, head, remote)
+        unchanged = snapshot is None and head == heads.get("HEAD") == heads.get(_TRACKING)
+        if known is None and (head is None or remote is None or head == remote or unchanged):
+            return self._compare(head, remote)
+        return known
+
+    def _known(self, heads: dict[str, str], snapshot: str | None, head: str | None,
+               remote: str | None) -> tuple[int, int, None] | None:
+        """The counts :meth:`_compare` gives, when the refs alone tell them; else None.
+
+        So when the fetch brought nothing: the remote is where this replica's last
+        sync left it, and ``head`` is that commit or this sync's snapshot on top.
+        """
+        here, there = heads.get("HEAD"), heads.get(_TRACKING)
+        if remote is None or remote != there or here != there:
+            return None
+        if head == remote:
+            return 0, 0, None
+        if snapshot is not None and head == snapshot:
+            return 1, 0, None  # the snapshot's one parent is the remote
+        return None
+
+    def _tree_of(self, commit: str) -> str:
+        """A commit's tree: from its loose object, else from git."""
+        found = self._tip(commit)
+        if found is not None:
+            return found[0]
+        return self.history._git("log", "-1", "--format=%T", commit).decode().strip()
+
+    def _tip(self, commit: str | None) -> tuple[str, str] | None:
+        """A commit's (tree, message) read from its loose object, or None (git tells then)."""
+        from memdir.store._objects import read_loose
+
+        found = read_loose(self.root / ".git", commit) if commit else None
+        if found is None or found[0] != "commit":
+            return None
+        head, _, body = found[1].partition(b"\n\n")
+        first = head.split(b"\n", 1)[0]
+        if not first.startswith(b"tree "):
+            return None
+        return first[5:].decode("ascii"), body.decode("utf-8", "replace")
 
     def _compare(self, head: str | None, remote: str | None
                  ) -> tuple[int, int, tuple[str, str] | None]:
@@ -488,7 +582,9 @@ class Replica:
                 name: str) -> tuple[str | None, str | None]:
         """Snapshot uncommitted changes (the caller holds the lock): (HEAD, new commit or None).
 
-        One ``git add`` and one ``git commit`` that records nothing when nothing changed.
+        One ``git add`` and one ``git commit`` that records nothing when nothing changed,
+        with no maintenance of its own (git's would start another process here, before
+        the push; :meth:`_tidy` packs after it).
         """
         self._seen = self.store.generation
         self.history._add_all()
@@ -496,7 +592,7 @@ class Replica:
         trailers = [("Memdir-Replica", name), *(("Memdir-Writer", w) for w in names)]
         author = names[0] if len(names) == 1 else ("several writers" if names else None)
         done = subprocess.run(
-            ["git", *_CONFIG, "commit", "-q", "--no-verify", "-m",
+            ["git", *_CONFIG, "-c", "maintenance.auto=false", "commit", "-q", "--no-verify", "-m",
              commit_message(message or f"sync: changes on {name}", trailers)],
             cwd=self.root, env={**_local_env(self.root), **(author_env(author) or {})},
             stdin=subprocess.DEVNULL, capture_output=True, check=False)
@@ -557,11 +653,15 @@ class Replica:
         return None
 
     def _plan(self, head: str, remote: str, name: str,
-              tip: tuple[str, str] | None = None) -> tuple[str, list[str]]:
-        """Where the store moves to when both sides have commits, and the files kept over a delete.
+              tip: tuple[str, str] | None = None, *, check: bool = False
+              ) -> tuple[str, list[str]]:
+        """Where the store moves to from ``head`` and ``remote``, and the files kept over a delete.
 
-        ``remote`` when the merge gives exactly its files, else a new merge commit of the two.
-        ``tip`` is the remote's tree and message, when known already.
+        ``remote`` when the merge gives exactly its files, else a new merge commit of the
+        two. ``tip`` is the remote's tree and message, when known already. With
+        ``check``, the two are not known to both have commits the other lacks: a merge
+        that gives exactly ``head``'s files is then checked, and when the remote is in
+        ``head``'s history already the answer is ``head`` itself (no merge commit).
         """
         from memdir.store._integrate import merge_commits
         from memdir.store._merge import Labels
@@ -575,6 +675,8 @@ class Replica:
             # Every local change is in the remote already (another replica made the same
             # change, or merged this one's): move to it instead of recording an empty merge.
             return remote, kept
+        if check and tree == self._tree_of(head) and not self._compare(head, remote)[1]:
+            return head, []
         commit = made or self.history._git("commit-tree", tree, "-p", head, "-p", remote,
                                            "-m", message).decode().strip()
         return commit, kept
@@ -593,7 +695,10 @@ class Replica:
     def _fetch(self) -> None:
         # No `git maintenance` at the end of each fetch: it would run between the fetch
         # and the push (the window of a lost race); :meth:`_tidy` runs it after a sync.
-        self._network("fetch", "-q", "--no-tags", "--no-write-fetch-head",
+        # What a fetch brings stays loose up to _UNPACK_LIMIT objects (git's default is
+        # 100), so the merge reads it without a git process.
+        self._network("-c", f"fetch.unpackLimit={_UNPACK_LIMIT}", "fetch", "-q", "--no-tags",
+                      "--no-write-fetch-head",
                       "--no-auto-maintenance", REMOTE,
                       f"+refs/heads/{BRANCH}:{_TRACKING}", missing_ok=True)
 
@@ -630,7 +735,7 @@ class Replica:
             return None
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         reason = next((ln for ln in lines if ln.startswith("fatal:")), lines[-1] if lines
-                      else f"git {args[0]} failed")
+                      else f"git {next(a for a in args if not a.startswith('-'))} failed")
         raise _Unreachable(reason.removeprefix("fatal: ").rstrip("."))
 
 
