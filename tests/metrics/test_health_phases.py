@@ -134,3 +134,24 @@ def test_a_fact_line_is_still_found() -> None:
     tree = build_tree({"/memories/t.md": summarize(text, "/memories/t.md")})
     facts = _alarms.find_stale_facts(tree)
     assert [(f.subject, f.values) for f in facts] == [("owner", ("- Owner: Ana", "- Owner: Bo"))]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 40), width=st.integers(1, 60),
+       density=st.floats(0.0, 1.0), chunk=st.integers(1, 300), terms=st.integers(1, 6),
+       threshold=st.floats(0.05, 1.0))
+def test_one_pass_gives_the_prefix_and_the_sketch_of_two(
+        seed: int, rows: int, width: int, density: float, chunk: int, terms: int,
+        threshold: float) -> None:
+    matrix = sparse.random(rows, width, density=density, format="csr",
+                           random_state=np.random.default_rng(seed))
+    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    matrix = sparse.csr_matrix(sparse.diags(1 / norms) @ matrix)
+    got = _pairs._prefix_and_sketch(matrix, threshold, terms, chunk=chunk)
+    expected = (*_pairs.prefix_entries(matrix, threshold, chunk=chunk),
+                *_pairs._sketch_keys(matrix, terms, chunk=chunk))
+    for left, right in zip(got, expected, strict=True):
+        assert left.dtype == right.dtype and np.array_equal(left, right)
+    without = _pairs._prefix_and_sketch(matrix, threshold, None, chunk=chunk)
+    assert len(without[2]) == 0 and np.array_equal(without[0], got[0])
