@@ -69,9 +69,11 @@ def start(argv: Sequence[str]) -> None:
         return
     from memdir.server._handshake import StdinFeed
 
-    _STARTED.append(StdinFeed(0, 1).start())
+    # The handler goes in first: the feed answers the client on its own thread, and
+    # a Ctrl-C sent as soon as that answer arrives must find the handler in place.
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _stop_while_loading)
+    _STARTED.append(StdinFeed(0, 1).start())
 
 
 def _stop_while_loading(signum: int, frame: FrameType | None) -> None:
