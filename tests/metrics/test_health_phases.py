@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
-from memdir.metrics import TfidfCache, _alarms, _pairs
+from memdir.metrics import Measurer, TfidfCache, _alarms, _pairs
 from memdir.metrics._files import summarize
 from memdir.metrics._text import term_counts
 from memdir.metrics._tree import StoreTree, build_tree
@@ -32,7 +32,7 @@ def test_one_character_words_go_and_the_rest_keep_their_order(text: str) -> None
 
 def test_the_matrix_just_built_comes_back_for_the_same_texts() -> None:
     """Health asks for the units' matrix twice in a row (Panel B, then duplicates)."""
-    cache = TfidfCache()
+    cache = TfidfCache(keep_last=True)
     texts = ["the cat sat on the mat", "a dog and a cat", "the mat is red"]
     first = cache.matrix(texts)
     assert cache.matrix(list(texts)) is first  # equal texts in the same order: the same one
@@ -42,7 +42,7 @@ def test_the_matrix_just_built_comes_back_for_the_same_texts() -> None:
 
 
 def test_other_texts_get_their_own_matrix_and_the_kept_one_is_let_go() -> None:
-    cache, reference = TfidfCache(), RowByRowTfidf()
+    cache, reference = TfidfCache(keep_last=True), RowByRowTfidf()
     texts = ["the cat sat on the mat", "a dog and a cat", "the mat is red"]
     calls = [texts, texts[:2], texts, texts[::-1], texts[::-1]]
     built = []
@@ -53,6 +53,15 @@ def test_other_texts_get_their_own_matrix_and_the_kept_one_is_let_go() -> None:
             assert np.array_equal(getattr(built[-1], part), getattr(expected, part)), part
     assert built[2] is not built[0]  # another call came between: built anew
     assert built[4] is built[3]
+    plain = TfidfCache()  # by default nothing is kept
+    assert plain.matrix(texts) is not plain.matrix(texts)
+
+
+def test_the_measurer_reuses_the_units_matrix_only() -> None:
+    measurer = Measurer()
+    texts = ["the cat sat on the mat", "a dog and a cat"]
+    assert measurer.units_cache.matrix(texts) is measurer.units_cache.matrix(texts)
+    assert measurer.labels_cache.matrix(texts) is not measurer.labels_cache.matrix(texts)
 
 
 def _lexsort_reference(matrix: sparse.csr_matrix, rank: np.ndarray, first: int, end: int

@@ -135,10 +135,13 @@ class TfidfCache:
     Args:
         stop_words: ``"english"`` drops scikit-learn's English stop words (used where
             a check compares a few words, e.g. a description); None keeps every word.
+        keep_last: Keep the last matrix for one more call (see :meth:`matrix`); off by
+            default, since a cache asked once would hold its matrix for nothing.
     """
 
-    def __init__(self, stop_words: str | None = None) -> None:
+    def __init__(self, stop_words: str | None = None, *, keep_last: bool = False) -> None:
         analyzer(stop_words)  # raises on an unknown list
+        self._keep_last = keep_last
         self._stop = ENGLISH_STOP_WORDS if stop_words is not None else frozenset()
         self._vocab: dict[str, int] = {}
         self._index: dict[str, int] = {}  # text -> its number in the arrays below
@@ -199,10 +202,10 @@ class TfidfCache:
         summed within one run, in the same order as over all rows at once, so the
         values are the same to the bit.
 
-        The matrix just built is kept until the next call, which gets it back (the
-        same object: treat it as read-only) when it asks for the same texts in the
-        same order: health builds the units' matrix for Panel B, then again for the
-        near-duplicate search. Any other call lets it go first.
+        With ``keep_last``, the matrix just built is kept until the next call, which
+        gets it back (the same object: treat it as read-only) when it asks for the
+        same texts in the same order: health builds the units' matrix for Panel B,
+        then again for the near-duplicate search. Any other call lets it go first.
         """
         wanted = texts if isinstance(texts, list) else list(texts)
         last, self._last = self._last, None
@@ -210,7 +213,8 @@ class TfidfCache:
             return last[1]
         del last
         result = self._build(wanted)
-        self._last = (wanted, result)
+        if self._keep_last:
+            self._last = (wanted, result)
         return result
 
     def _build(self, texts: Sequence[str]) -> sparse.csr_matrix:
