@@ -55,7 +55,7 @@ class Measurer:
         self.min_chars = min_chars
         self.max_pairs = max_pairs
         self.seed = seed
-        self.units_cache = TfidfCache()
+        self.units_cache = TfidfCache(keep_last=True)  # Panel B, then the duplicate search
         self.labels_cache = TfidfCache()
         self._summaries: dict[str, FileSummary] = {}
         self._sections: dict[tuple[str, tuple[str, ...]], bool] = {}

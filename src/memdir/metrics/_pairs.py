@@ -105,9 +105,16 @@ def _rarest_first(matrix: sparse.csr_matrix, rank: np.ndarray, first: int, end: 
     lo, hi = matrix.indptr[first], matrix.indptr[end]
     indptr = matrix.indptr[first : end + 1] - lo
     indices = matrix.indices[lo:hi]
-    rows = np.repeat(np.arange(first, end, dtype=np.int64), np.diff(indptr))
-    order = np.lexsort((rank[indices], rows))
-    return rows[order], indices[order].astype(np.int64), matrix.data[lo:hi][order], indptr
+    local = np.repeat(np.arange(end - first, dtype=np.int64), np.diff(indptr))
+    # One int64 key per entry (row, then rank) sorts as lexsort((rank, rows)) would: no
+    # term repeats within a row and ranks are distinct, so every key is distinct and any
+    # sort gives that one order, in a fraction of lexsort's time.
+    key = local * max(len(rank), 1)
+    key += rank[indices]
+    order = np.argsort(key)
+    del key
+    return (local[order] + first, indices[order].astype(np.int64), matrix.data[lo:hi][order],
+            indptr)
 
 
 def prefix_entries(matrix: sparse.csr_matrix, threshold: float, *,
@@ -120,17 +127,36 @@ def prefix_entries(matrix: sparse.csr_matrix, threshold: float, *,
     at a time, the running sum of squares carried over, so the result is the same
     bit for bit as one pass over every entry would give.
     """
+    rows, cols, _, _ = _prefix_and_sketch(matrix, threshold, None, chunk=chunk)
+    return rows, cols
+
+
+def _prefix_and_sketch(matrix: sparse.csr_matrix, threshold: float, terms: int | None, *,
+                       chunk: int = _CHUNK_ENTRIES
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`prefix_entries` and, with ``terms``, :func:`_sketch_keys` in one pass.
+
+    Both read every row rarest term first; sorting each chunk of rows once for the
+    two of them halves that work, and the arrays are those the two passes give.
+    """
     matrix = sparse.csr_matrix(matrix)
+    empty = np.zeros(0, np.int64)
     if matrix.nnz == 0:
-        empty = np.zeros(0, np.int64)
-        return empty, empty
+        return empty, empty, empty, empty
+    width = matrix.shape[1]
     rank = _term_ranks(matrix)
     cut = max(threshold - _MARGIN, 0.0)
     kept_rows: list[np.ndarray] = []
     kept_cols: list[np.ndarray] = []
+    keys: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
     carry = np.zeros(1)  # the sum of squares of every earlier entry, in entry order
     for first, end in _row_chunks(matrix.indptr, chunk):
         rows, cols, weights, indptr = _rarest_first(matrix, rank, first, end)
+        if terms is not None:
+            key, owner = _sketch_chunk(rows, cols, indptr, terms, width)
+            keys.append(key)
+            owners.append(owner)
         if len(rows) == 0:
             continue
         squares = weights**2
@@ -147,10 +173,10 @@ def prefix_entries(matrix: sparse.csr_matrix, threshold: float, *,
         keep = remaining >= cut * cut - 1e-15 if cut > 0 else np.ones(len(rows), bool)
         kept_rows.append(rows[keep])
         kept_cols.append(cols[keep])
-    if not kept_rows:
-        empty = np.zeros(0, np.int64)
-        return empty, empty
-    return np.concatenate(kept_rows), np.concatenate(kept_cols)
+    prefix = (np.concatenate(kept_rows), np.concatenate(kept_cols)) if kept_rows \
+        else (empty, empty)
+    sketch = (np.concatenate(keys), np.concatenate(owners)) if keys else (empty, empty)
+    return prefix[0], prefix[1], sketch[0], sketch[1]
 
 
 def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -195,21 +221,28 @@ def _sketch_keys(matrix: sparse.csr_matrix, terms: int, *, chunk: int = _CHUNK_E
     owners: list[np.ndarray] = []
     for first, end in _row_chunks(matrix.indptr, chunk):
         rows, cols, _, indptr = _rarest_first(matrix, rank, first, end)
-        position = np.arange(len(rows)) - np.repeat(indptr[:-1], np.diff(indptr))
-        keep = position < terms
-        cols, rows, position = cols[keep], rows[keep], position[keep]
-        kept = np.minimum(np.diff(indptr), terms)
-        later = np.repeat(kept, kept) - 1 - position  # kept terms after this one in its row
-        left = np.repeat(np.arange(len(rows)), later)
-        offset = np.arange(len(left)) - np.repeat(np.cumsum(later) - later, later)
-        right = left + 1 + offset
-        x, y = np.minimum(cols[left], cols[right]), np.maximum(cols[left], cols[right])
-        keys.append(x * width + y)
-        owners.append(rows[left])
+        key, owner = _sketch_chunk(rows, cols, indptr, terms, width)
+        keys.append(key)
+        owners.append(owner)
     if not keys:
         empty = np.zeros(0, np.int64)
         return empty, empty
     return np.concatenate(keys), np.concatenate(owners)
+
+
+def _sketch_chunk(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, terms: int,
+                  width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sketch_keys` of one chunk of rows, given rarest term first."""
+    position = np.arange(len(rows)) - np.repeat(indptr[:-1], np.diff(indptr))
+    keep = position < terms
+    cols, rows, position = cols[keep], rows[keep], position[keep]
+    kept = np.minimum(np.diff(indptr), terms)
+    later = np.repeat(kept, kept) - 1 - position  # kept terms after this one in its row
+    left = np.repeat(np.arange(len(rows)), later)
+    offset = np.arange(len(left)) - np.repeat(np.cumsum(later) - later, later)
+    right = left + 1 + offset
+    x, y = np.minimum(cols[left], cols[right]), np.maximum(cols[left], cols[right])
+    return x * width + y, rows[left]
 
 
 def similar_pairs(
@@ -240,7 +273,7 @@ def similar_pairs(
     Returns:
         Arrays ``a``, ``b`` and their cosines, ordered by ``a`` then ``b``.
     """
-    rows, cols = prefix_entries(matrix, threshold)
+    rows, cols, sketch_keys, sketch_rows = _prefix_and_sketch(matrix, threshold, sketch)
     width = matrix.shape[1]
     keys = cols if groups is None else groups[rows].astype(np.int64) * width + cols
     n = matrix.shape[0]
@@ -250,7 +283,6 @@ def similar_pairs(
     else:
         short = _run_sizes(keys) <= sketch_run
         sources.append(_candidates(keys[short], rows[short]))
-        sketch_keys, sketch_rows = _sketch_keys(matrix, sketch)
         if groups is not None:
             sketch_keys = sketch_keys * (int(groups.max()) + 1) + groups[sketch_rows]
         sources.append(_candidates(sketch_keys, sketch_rows))

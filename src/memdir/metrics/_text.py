@@ -63,6 +63,12 @@ _ASCII_WORDS = str.maketrans(
 (``\\w``: letters, digits, underscore) into a space."""
 
 
+_ASCII_SINGLES = tuple(sorted({chr(code).lower() for code in range(128)
+                                if chr(code).isalnum() or chr(code) == "_"}))
+"""The one-character words an ASCII text can split into (37 of them): the runs too short
+to be tokens are looked up among these, not found by reading every distinct word."""
+
+
 def term_counts(text: str) -> Counter[str]:
     """The counts of the text's tokens (as :func:`analyzer` gives them), in first-seen order.
 
@@ -71,13 +77,15 @@ def term_counts(text: str) -> Counter[str]:
     expression: in ASCII a token is a run of two or more letters, digits or
     underscores, and those runs are what the split gives once every other
     character is a space (runs of one character are dropped, keeping the order
-    of the rest). Any other text goes through the regular expression.
+    of the rest; they are looked up among the 37 that can occur rather than
+    found by testing the length of every distinct word). Any other text goes
+    through the regular expression.
     """
     if not text.isascii():
         return Counter(_TOKEN.findall(text.lower()))
     counts = Counter(text.translate(_ASCII_WORDS).split())
-    for word in [word for word in counts if len(word) < 2]:
-        del counts[word]
+    for word in [word for word in _ASCII_SINGLES if word in counts]:
+        counts.pop(word)
     return counts
 
 
@@ -127,10 +135,13 @@ class TfidfCache:
     Args:
         stop_words: ``"english"`` drops scikit-learn's English stop words (used where
             a check compares a few words, e.g. a description); None keeps every word.
+        keep_last: Keep the last matrix for one more call (see :meth:`matrix`); off by
+            default, since a cache asked once would hold its matrix for nothing.
     """
 
-    def __init__(self, stop_words: str | None = None) -> None:
+    def __init__(self, stop_words: str | None = None, *, keep_last: bool = False) -> None:
         analyzer(stop_words)  # raises on an unknown list
+        self._keep_last = keep_last
         self._stop = ENGLISH_STOP_WORDS if stop_words is not None else frozenset()
         self._vocab: dict[str, int] = {}
         self._index: dict[str, int] = {}  # text -> its number in the arrays below
@@ -138,6 +149,8 @@ class TfidfCache:
         self._sizes = _Buffer(np.int64)
         self._columns = _Buffer(np.int32)  # 4-byte terms and counts: one entry per term of a text
         self._counts = _Buffer(np.float32)
+        self._last: tuple[list[str], sparse.csr_matrix] | None = None
+        """The texts of the last matrix built and that matrix, kept for one more call."""
 
     def _add(self, texts: Sequence[str]) -> None:
         """Count the terms of ``texts`` (none of them cached yet) and keep the counts.
@@ -157,7 +170,7 @@ class TfidfCache:
             counts = term_counts(text)
             if stop:  # dropped per word, not per token: the rest keep their first-seen order
                 for word in stop.intersection(counts):
-                    del counts[word]
+                    counts.pop(word)  # dict's own pop: Counter's __delitem__ is Python code
             row = list(map(vocab.get, counts))
             if None in row:  # words not seen before get the next numbers, in order of appearance
                 row = [vocab.setdefault(t, len(vocab)) for t in counts]
@@ -188,7 +201,23 @@ class TfidfCache:
         result stay small however many texts there are; each row's length is
         summed within one run, in the same order as over all rows at once, so the
         values are the same to the bit.
+
+        With ``keep_last``, the matrix just built is kept until the next call, which
+        gets it back (the same object: treat it as read-only) when it asks for the
+        same texts in the same order: health builds the units' matrix for Panel B,
+        then again for the near-duplicate search. Any other call lets it go first.
         """
+        wanted = texts if isinstance(texts, list) else list(texts)
+        last, self._last = self._last, None
+        if last is not None and last[0] == wanted:  # compares identities first: cheap
+            return last[1]
+        del last
+        result = self._build(wanted)
+        if self._keep_last:
+            self._last = (wanted, result)
+        return result
+
+    def _build(self, texts: Sequence[str]) -> sparse.csr_matrix:
         index = self._index
         new = [t for t in dict.fromkeys(texts) if t not in index]
         if new:
