@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from memdir.metrics._files import summarize
 from memdir.metrics._text import analyzer
-from memdir.store import parse_document
+from memdir.store import parse_document, sections
 
 WORD = st.sampled_from(["cat", "the", "Mat", "ΑΣ", "σς", "İx", "ﬁne", "x1", "_", "a", "b2b",
                         "über", "ΣΑΣ", "of", "THE", "ǅz", "9"])
@@ -67,3 +67,17 @@ def test_a_unit_is_not_cut_out_of_a_longer_word() -> None:
     """A unit whose text first occurs inside a word (here a heading's) is found where it is."""
     summary = summarize("# cats\ncat\n")
     assert summary.parts == ("# cats\n", "cat", "\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=FILES)
+def test_each_units_lines_are_its_leaf_sections(text: str) -> None:
+    """A leaf section's lines, as :func:`memdir.store.sections` bounds them, are its unit."""
+    doc = parse_document("/memories/file.md", text)
+    found = sections(doc.body, doc.body_line)
+    lines = text.split("\n")
+    leaves = [s for k, s in enumerate(found)  # no deeper heading follows: no subsection
+              if k + 1 == len(found) or found[k + 1].heading.level <= s.heading.level]
+    expected = [(s.heading.line, "\n".join(lines[s.heading.line : s.end]).strip())
+                for s in leaves] if found else [(doc.body_line, doc.body.strip())]
+    assert [(u.line, u.text) for u in summarize(text).units] == expected

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memdir.store import XRef, parse_document, sections
+from memdir.store import XRef, headings, parse_document
 
 __all__ = ["FileSummary", "HeadingInfo", "UnitText", "summarize"]
 
@@ -81,9 +81,9 @@ def summarize(text: str, path: str = "/memories/file.md") -> FileSummary:
     """
     doc = parse_document(path, text)
     lines = text.split("\n")
-    found_sections = sections(doc.body, doc.body_line)
-    found = [s.heading for s in found_sections]
-    ends = [s.end for s in found_sections]
+    body = doc.body
+    found = headings(body, doc.body_line)
+    last_line = doc.body_line + body.count("\n") - body.endswith("\n")
     heads: list[HeadingInfo] = []
     stack: list[int] = []
     for index, head in enumerate(found):
@@ -94,16 +94,19 @@ def summarize(text: str, path: str = "/memories/file.md") -> FileSummary:
     has_child = {h.parent for h in heads}
     units: list[UnitText] = []
     if not heads:
-        units.append(UnitText(-1, doc.body_line, doc.body.strip()))
+        units.append(UnitText(-1, doc.body_line, body.strip()))
     for index, head in enumerate(found):
         if index in has_child:
             continue
-        own = "\n".join(lines[head.line : ends[index]]).strip()
+        # A leaf section ends where the next heading starts (one deeper would be its
+        # child), as :func:`memdir.store.sections` ends it, or with the body.
+        end = found[index + 1].line - 1 if index + 1 < len(found) else last_line
+        own = "\n".join(lines[head.line : max(end, head.line)]).strip()
         units.append(UnitText(index, head.line, own))
     return FileSummary(
         bytes=len(text.encode("utf-8")),
         description=doc.description,
-        parts=_parts(doc.body, units),
+        parts=_parts(body, units),
         body_line=doc.body_line,
         headings=tuple(heads),
         units=tuple(units),

@@ -325,29 +325,28 @@ class _Joined:
     def __init__(self, cache: TfidfCache, counted: TfidfCache) -> None:
         self.cache, self.counted = cache, counted
         self.words: list[str] = list(counted._vocab)  # pieces' number -> word
-        self.numbers: dict[str, int] = {}  # word -> pieces' number, for words counted lacks
+        self.lookup: dict[str, int] = dict(counted._vocab)  # word -> pieces' number
         self.stop = np.array([w in cache._stop for w in self.words], bool)
         vocab = cache._vocab
         self.own = np.array([vocab.get(w, -1) for w in self.words], np.int64)  # -1: none yet
 
     def _numbered(self, words: list[str]) -> np.ndarray:
-        """The pieces' numbers of ``words`` (words new to both get the next ones)."""
-        known = self.counted._vocab.get
-        found = list(map(known, words))
+        """The pieces' numbers of ``words`` (words new to both get the next ones).
+
+        Which new word gets which number does not matter: the cache numbers terms by
+        where they are first seen, not by these numbers.
+        """
+        lookup = self.lookup
+        found = list(map(lookup.get, words))
         if None in found:
-            numbers, added = self.numbers, []
-            for k, word in enumerate(words):
-                if found[k] is None:
-                    number = numbers.get(word)
-                    if number is None:
-                        number = numbers[word] = len(self.words)
-                        self.words.append(word)
-                        added.append(word)
-                    found[k] = number
-            if added:
-                stop, vocab = self.cache._stop, self.cache._vocab
-                self.stop = np.concatenate([self.stop, [w in stop for w in added]])
-                self.own = np.concatenate([self.own, [vocab.get(w, -1) for w in added]])
+            added = list(dict.fromkeys(w for w, f in zip(words, found, strict=True) if f is None))
+            for word in added:
+                lookup[word] = len(self.words)
+                self.words.append(word)
+            stop, vocab = self.cache._stop, self.cache._vocab
+            self.stop = np.concatenate([self.stop, [w in stop for w in added]])
+            self.own = np.concatenate([self.own, [vocab.get(w, -1) for w in added]])
+            found = list(map(lookup.get, words))
         return np.array(found, np.int64)
 
     def add(self, texts: Sequence[Sequence[str]]) -> None:
@@ -393,7 +392,7 @@ class _Joined:
         here = np.ones(total, bool)
         here[place] = False
         term[here] = self._numbered(words)
-        count[here] = values
+        count[here] = np.fromiter(values, np.float64, count=len(values))
         text = np.repeat(np.array(owner, np.int64), size)
         keep = ~self.stop[term]
         term, count, text = term[keep], count[keep], text[keep]
