@@ -26,6 +26,9 @@ from typing import Any
 __all__ = ["run"]
 
 _READ_ONLY_SETS = ("read", "bm25", "chunk")
+_RANKED_SETS = ("bm25", "chunk")
+_MARKDOWN_SUFFIXES = (".md",)
+"""``memdir.store.MARKDOWN.suffixes``: the index takes the listing only if they agree."""
 _ERROR = 2
 """``memdir.cli._common.ExitCode.ERROR``, without importing typer."""
 
@@ -80,6 +83,21 @@ def _printable(text: str) -> bool:
     return True
 
 
+def _toolset(set_name: str, tool: str, store: Any) -> Any:
+    """The ``bm25`` set cut to its ``search`` tool for a search, or None for the whole set.
+
+    A call is answered by its own tool alone (:meth:`memdir.tools.ToolSet.call`
+    looks the name up and runs that spec), so a search need not build the read
+    tools beside it, nor import what they need (the grep engine among them).
+    """
+    if set_name != "bm25" or tool != "search":
+        return None
+    from memdir.tools._ranked import search_spec
+    from memdir.tools._spec import ToolSet
+
+    return ToolSet("bm25", [search_spec(store)])
+
+
 def run(argv: Sequence[str]) -> bool:
     """Answer ``memdir tool ARGV`` if the call is plain; False hands it to the full command line.
 
@@ -90,6 +108,12 @@ def run(argv: Sequence[str]) -> bool:
     if parsed is None:
         return False
     folder, set_name, text = parsed
+    if set_name in _RANKED_SETS and os.path.isdir(folder):
+        # The ranked sets check every file against the saved index: that walk starts
+        # now, in a process of its own, and runs while the imports below load.
+        from memdir.tools._bm25walk import start
+
+        start(os.path.realpath(os.path.expanduser(folder)), _MARKDOWN_SUFFIXES)
     call = _call(text)
     if call is None or not os.path.isdir(folder):
         return False
@@ -102,7 +126,7 @@ def run(argv: Sequence[str]) -> bool:
     try:  # the full command line checks every setting before any command
         settings = get_settings()
         store = Store(Path(folder), max_file_bytes=settings.max_file_bytes, sweep_now=False)
-        toolset = make_toolset(set_name, store)
+        toolset = _toolset(set_name, call[0], store) or make_toolset(set_name, store)
     except (SettingsError, StoreError, OSError, ImportError):
         return False
     result = asyncio.run(toolset.call(*call))
