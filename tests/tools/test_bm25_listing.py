@@ -312,3 +312,12 @@ def test_the_listing_runs_beside_the_caller(filled: Store) -> None:
     found = listing.result()
     assert found is not None and len(found[0]) == 42
     assert np.all(found[1][:, 3] > 0)
+
+
+def test_the_listings_copies_of_store_constants_agree_with_the_store() -> None:
+    # _bm25walk and the fast command line load before memdir.store, so they keep copies.
+    from memdir.cli import _fasttool
+    from memdir.store import MARKDOWN
+
+    assert _bm25walk._VIRTUAL_ROOT == ROOT
+    assert _fasttool._MARKDOWN_SUFFIXES == MARKDOWN.suffixes

@@ -13,6 +13,11 @@ that ``memdir tool`` would alter on its way to a pipe) goes to the full
 command line, which answers it from the start: nothing is printed here unless
 the call ran and its text can be printed as it is. A call handed on after it
 ran is run again there, which only reads.
+
+For the ranked sets (``bm25``, ``chunk``) the store's file listing is started
+first, in a ``find`` process of its own (:mod:`memdir.tools._bm25walk`), so the
+check of every file against the saved index runs while the rest loads; and a
+``search`` builds the ``search`` tool alone, not the read tools beside it.
 """
 
 from __future__ import annotations

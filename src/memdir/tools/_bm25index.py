@@ -14,7 +14,10 @@ The compacted index is saved beside the store, in its hidden state folder
 :mod:`memdir.tools._bm25file`), written whole and renamed into place after each
 compaction; a new process maps it and re-reads only the files whose
 fingerprint changed since. A saved file that is damaged, crafted or from
-another version is ignored with a logged warning and replaced.
+another version is ignored with a logged warning and replaced. A ``memdir
+tool`` process lists the store's fingerprints with ``find`` while it imports
+(:mod:`memdir.tools._bm25walk`); when that listing equals the saved files
+exactly, the index takes it as its first walk, and otherwise walks itself.
 
 Tokenizing follows bm25s's default (lower case, words of two or more word
 characters, English stopwords removed). An English stemmer is applied only when
@@ -388,7 +391,9 @@ class FileIndex:
         new process over an unchanged set of files, the usual case), slot i is walked
         file i and the fingerprints are compared as two arrays, with no lookup per
         file. Otherwise each walked path is looked up. Either way the only work per
-        unchanged file is its ``lstat`` and its part of the comparison.
+        unchanged file is its ``lstat`` and its part of the comparison. A listing
+        started with the process (:meth:`_listed_unchanged`) can stand in for the
+        walk when it proves that nothing changed.
         """
         if self._listed_unchanged():
             return [], []
