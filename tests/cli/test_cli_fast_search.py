@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from memdir.cli import app
 
-# The real entry point; then, on stderr, which of some modules were loaded and how many
-# times the index walked the files itself.
+# The real entry point; then, on stderr, which of some modules were loaded, how many
+# listings were started and how many times the index walked the files itself.
 _MAIN = """
 import sys
 sys.argv = ['memdir', *sys.argv[1:]]
@@ -27,12 +27,20 @@ def counted(*args, **kwargs):
     walks.append(1)
     return original(*args, **kwargs)
 index.memory_files = counted
+import memdir.tools._bm25walk as walk
+starts = []
+original_start = walk.start
+def start(*args, **kwargs):
+    starts.append(1)
+    return original_start(*args, **kwargs)
+walk.start = start
 from memdir.cli import main
 try:
     main()
 finally:
     shown = ('typer', 'memdir.tools._grep', 'memdir.tools._memory')
     print('loaded:', *sorted(m for m in shown if m in sys.modules), file=sys.stderr)
+    print('listings:', len(starts), file=sys.stderr)
     print('walks:', len(walks), file=sys.stderr)
 """
 
@@ -43,9 +51,10 @@ def _memdir(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120, env=clean, check=False)
 
 
-def _report(done: subprocess.CompletedProcess[str]) -> tuple[str, int]:
-    loaded, walks = done.stderr.strip().splitlines()[-2:]
-    return loaded, int(walks.removeprefix("walks: "))
+def _report(done: subprocess.CompletedProcess[str]) -> tuple[str, int, int]:
+    """What was loaded, how many listings were started, how many walks the index made."""
+    loaded, listings, walks = done.stderr.strip().splitlines()[-3:]
+    return loaded, int(listings.removeprefix("listings: ")), int(walks.removeprefix("walks: "))
 
 
 def _search(**arguments: object) -> str:
@@ -68,14 +77,15 @@ def test_a_bm25_call_prints_what_the_app_prints(
     args = ["tool", str(sample_dir), "--set", "bm25", call]
     fast = _memdir(*args)
     assert fast.returncode == status, fast.stderr
-    loaded, _ = _report(fast)
+    loaded, listings, _ = _report(fast)
     through_app = runner.invoke(app, args)
     assert through_app.exit_code == status, through_app.output
     assert fast.stdout == through_app.stdout and fast.stdout.strip()
     if json.loads(call)["name"] == "search":
         assert loaded == "loaded:"  # neither typer nor the read tools (grep's engine)
+        assert listings == 1
     else:
-        assert "typer" not in loaded
+        assert "typer" not in loaded and listings == 0  # no search, no listing
 
 
 @pytest.mark.skipif(shutil.which("find") is None or not hasattr(os, "memfd_create"),
@@ -84,9 +94,9 @@ def test_a_new_process_finds_the_saved_index_by_the_listing_and_still_sees_edits
         sample_dir: Path) -> None:
     args = ["tool", str(sample_dir), "--set", "bm25"]
     first = _memdir(*args, _search(query="maya bristol"))
-    assert first.returncode == 0 and _report(first)[1] == 1  # built and saved
+    assert first.returncode == 0 and _report(first)[2] == 1  # built and saved
     again = _memdir(*args, _search(query="maya bristol"))
-    assert again.stdout == first.stdout and _report(again)[1] == 0  # the listing sufficed
+    assert again.stdout == first.stdout and _report(again)[2] == 0  # the listing sufficed
     # An edit in place that keeps size and modification time: only the change time moves.
     target = next(p for p in sorted(sample_dir.rglob("*.md")) if b"Maya" in p.read_bytes())
     st = target.stat()
@@ -95,6 +105,6 @@ def test_a_new_process_finds_the_saved_index_by_the_listing_and_still_sees_edits
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     edited = _memdir(*args, _search(query="zora"))
     assert edited.returncode == 0, edited.stderr
-    assert _report(edited)[1] == 1  # the listing differed; the index walked and read it
+    assert _report(edited)[2] == 1  # the listing differed; the index walked and read it
     virtual = "/memories/" + target.relative_to(sample_dir).as_posix()
     assert f"1. {virtual} (score" in edited.stdout

@@ -31,7 +31,8 @@ from typing import Any
 __all__ = ["run"]
 
 _READ_ONLY_SETS = ("read", "bm25", "chunk")
-_RANKED_SETS = ("bm25", "chunk")
+_RANKED_TOOLS = {"bm25": '"search"', "chunk": '"bm25_chunk_retrieve"'}
+"""The ranked sets, each with its ranked tool's name as a call spells it."""
 _MARKDOWN_SUFFIXES = (".md",)
 """``memdir.store.MARKDOWN.suffixes``: the index takes the listing only if they agree."""
 _ERROR = 2
@@ -113,9 +114,12 @@ def run(argv: Sequence[str]) -> bool:
     if parsed is None:
         return False
     folder, set_name, text = parsed
-    if set_name in _RANKED_SETS and os.path.isdir(folder):
-        # The ranked sets check every file against the saved index: that walk starts
-        # now, in a process of its own, and runs while the imports below load.
+    ranked = _RANKED_TOOLS.get(set_name)
+    if ranked is not None and ranked in text and os.path.isdir(folder):
+        # A ranked tool checks every file against the saved index: that walk starts
+        # now, in a process of its own, and runs while the imports below load. (The
+        # call is read later; a call that only looks like a ranked one costs a walk
+        # that is stopped at exit, one that is spelt otherwise goes without.)
         from memdir.tools._bm25walk import start
 
         start(os.path.realpath(os.path.expanduser(folder)), _MARKDOWN_SUFFIXES)
