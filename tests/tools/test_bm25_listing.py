@@ -321,3 +321,24 @@ def test_the_listings_copies_of_store_constants_agree_with_the_store() -> None:
 
     assert _bm25walk._VIRTUAL_ROOT == ROOT
     assert _fasttool._MARKDOWN_SUFFIXES == MARKDOWN.suffixes
+
+
+def test_a_find_that_hangs_is_stopped_and_the_walk_answers(
+        filled: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _new_process(filled, listing=False)
+    stuck = tmp_path / "bin"
+    stuck.mkdir()
+    (stuck / "find").write_text("#!/bin/sh\nexec sleep 600\n")
+    (stuck / "find").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stuck}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(_bm25walk, "FIND_WAIT", 0.2)
+    _bm25walk.start(str(filled.root), (".md",))
+    listing = _bm25walk.take(str(filled.root), (".md",))
+    assert listing is not None
+    process = listing._process
+    assert process is not None
+    assert listing.result() is None
+    assert process.poll() is not None  # stopped, not left running
+    walks = _Walks(monkeypatch)
+    _, hits = _new_process(filled)
+    assert walks.count == 1 and hits == _fresh(filled)

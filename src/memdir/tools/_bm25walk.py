@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 __all__ = ["Listing", "start", "take"]
 
 _VIRTUAL_ROOT = "/memories"
+
+FIND_WAIT = 30.0
+"""Seconds a search waits for its listing before it stops ``find`` and walks the store itself
+(100,000 files take ``find`` under a second; only a stuck mount takes longer)."""
 """``memdir.store.ROOT`` (not imported here: this module loads before the store)."""
 _NS = 1_000_000_000
 _MAX_DIGITS = 18
@@ -96,13 +100,20 @@ class Listing:
         The fingerprints are an int64 array of one row per path: inode,
         modification and change times in nanoseconds, size (the columns of the
         index's fingerprint). None when ``find`` failed or printed anything
-        but the expected form. Waits for ``find``; the listing is freed after.
+        but the expected form, or when ``find`` runs past :data:`FIND_WAIT`
+        seconds (it is then stopped). The listing is freed after.
         """
+        import subprocess
+
         process = self._process
         if process is None:
             return None
         try:
-            if process.wait() != 0:
+            try:
+                code = process.wait(timeout=FIND_WAIT)
+            except subprocess.TimeoutExpired:  # a stuck mount: the index's own walk decides
+                return None
+            if code != 0:
                 return None
             self._process = None
             return _parse(_read_all(self._paths_fd), _read_all(self._numbers_fd))
