@@ -81,7 +81,8 @@ class DescriptionMismatch:
 
 
 def find_stale_descriptions(tree: StoreTree, threshold: float = 0.02, *,
-                            min_chars: int = MIN_UNIT_CHARS) -> list[DescriptionMismatch]:
+                            min_chars: int = MIN_UNIT_CHARS,
+                            cache: TfidfCache | None = None) -> list[DescriptionMismatch]:
     """Files whose description-to-body TF-IDF cosine is below ``threshold``.
 
     The vectors are fitted on all bodies and descriptions together, English stop
@@ -89,13 +90,21 @@ def find_stale_descriptions(tree: StoreTree, threshold: float = 0.02, *,
     scores 0. Files without
     a description, or with a body under ``min_chars`` characters, are skipped
     (lint reports a missing description).
+
+    A body is counted from its pieces (:attr:`FileSummary.parts`): a unit whose
+    terms ``cache`` (a term cache that keeps stop words, e.g. the units' one)
+    already counted is not read again; the vectors are those of the bodies counted
+    whole, to the bit (see :meth:`TfidfCache.add_joined`).
     """
-    paths = [p for p, s in tree.files.items()
-             if s.description.strip() and len(s.body.strip()) >= min_chars]
+    files = tree.files
+    paths = [p for p, s in files.items()
+             if s.description.strip() and _long_enough(s.parts, min_chars)]
     if not paths:
         return []
-    texts = [tree.files[p].body for p in paths] + [tree.files[p].description for p in paths]
-    matrix = TfidfCache(stop_words="english").matrix(texts)
+    vectors = TfidfCache(stop_words="english")
+    bodies = vectors.add_joined([files[p].parts for p in paths], cache or TfidfCache())
+    described = vectors.numbers([files[p].description for p in paths])
+    matrix = vectors.rows_matrix(np.concatenate([bodies, described]))
     n = len(paths)
     cos = np.asarray(matrix[:n].multiply(matrix[n:]).sum(axis=1)).ravel()
     return [
@@ -103,6 +112,26 @@ def find_stale_descriptions(tree: StoreTree, threshold: float = 0.02, *,
         for p, c in zip(paths, cos.tolist(), strict=True)
         if c < threshold
     ]
+
+
+def _long_enough(parts: tuple[str, ...], min_chars: int) -> bool:
+    """``len(body.strip()) >= min_chars`` for the body joined from ``parts``, without joining it."""
+    total = sum(map(len, parts))
+    if total < min_chars:
+        return False
+    lead = 0
+    for part in parts:  # the body's leading whitespace: whole blank pieces, then part of one
+        stripped = len(part.lstrip())
+        lead += len(part) - stripped
+        if stripped:
+            break
+    trail = 0
+    for part in reversed(parts):
+        stripped = len(part.rstrip())
+        trail += len(part) - stripped
+        if stripped:
+            break
+    return (total - lead - trail if lead < total else 0) >= min_chars
 
 
 @dataclass(frozen=True, slots=True)

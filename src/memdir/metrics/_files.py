@@ -2,13 +2,18 @@
 
 A summary depends only on the file's text, so it can be cached by content (a git
 blob id or a digest) and reused across every snapshot that holds the same file.
+
+Each file's text is held once: the body is kept in pieces, the content units'
+texts (the very strings the units hold) and the text between them (headings, the
+lines of sections that have subsections, the whitespace a unit's text was
+stripped of), and joined back when asked for.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memdir.store import XRef, parse_document, sections
+from memdir.store import XRef, headings, parse_document
 
 __all__ = ["FileSummary", "HeadingInfo", "UnitText", "summarize"]
 
@@ -39,12 +44,32 @@ class FileSummary:
 
     bytes: int
     description: str
-    body: str
+    parts: tuple[str, ...]
+    """The body in pieces, ``(between, unit, between, ..., unit, between)``, each unit
+    piece the very string of that unit's text, in the units' order; or the whole body
+    as one piece where the units could not be cut out of it (see :attr:`aligned`)."""
     body_line: int
     """File line number of the body's first line."""
     headings: tuple[HeadingInfo, ...]
     units: tuple[UnitText, ...]
     xrefs: tuple[XRef, ...]
+
+    @property
+    def body(self) -> str:
+        """The file's text after its frontmatter, joined from :attr:`parts` on each call."""
+        parts = self.parts
+        return parts[0] if len(parts) == 1 else "".join(parts)
+
+    @property
+    def aligned(self) -> bool:
+        """Whether :attr:`parts` alternates the text between units with the units' texts.
+
+        Every cut between two pieces then has whitespace on one side at least, so
+        no word runs across a cut, and lowercasing (whose only context rule, for a
+        final capital sigma, stops at whitespace) treats each piece as it treats the
+        body: the body's tokens are its pieces' tokens one after the other.
+        """
+        return len(self.parts) == 2 * len(self.units) + 1
 
 
 def summarize(text: str, path: str = "/memories/file.md") -> FileSummary:
@@ -56,9 +81,9 @@ def summarize(text: str, path: str = "/memories/file.md") -> FileSummary:
     """
     doc = parse_document(path, text)
     lines = text.split("\n")
-    found_sections = sections(doc.body, doc.body_line)
-    found = [s.heading for s in found_sections]
-    ends = [s.end for s in found_sections]
+    body = doc.body
+    found = headings(body, doc.body_line)
+    last_line = doc.body_line + body.count("\n") - body.endswith("\n")
     heads: list[HeadingInfo] = []
     stack: list[int] = []
     for index, head in enumerate(found):
@@ -69,18 +94,54 @@ def summarize(text: str, path: str = "/memories/file.md") -> FileSummary:
     has_child = {h.parent for h in heads}
     units: list[UnitText] = []
     if not heads:
-        units.append(UnitText(-1, doc.body_line, doc.body.strip()))
+        units.append(UnitText(-1, doc.body_line, body.strip()))
     for index, head in enumerate(found):
         if index in has_child:
             continue
-        own = "\n".join(lines[head.line : ends[index]]).strip()
+        # A leaf section ends where the next heading starts (one deeper would be its
+        # child), as :func:`memdir.store.sections` ends it, or with the body.
+        end = found[index + 1].line - 1 if index + 1 < len(found) else last_line
+        own = "\n".join(lines[head.line : max(end, head.line)]).strip()
         units.append(UnitText(index, head.line, own))
     return FileSummary(
         bytes=len(text.encode("utf-8")),
         description=doc.description,
-        body=doc.body,
+        parts=_parts(body, units),
         body_line=doc.body_line,
         headings=tuple(heads),
         units=tuple(units),
         xrefs=tuple(doc.xrefs),
     )
+
+
+def _parts(body: str, units: list[UnitText]) -> tuple[str, ...]:
+    """``body`` cut around each unit's text (see :attr:`FileSummary.parts`).
+
+    Each unit's text is looked for from the end of the previous one on, where it
+    has whitespace (or the body's end) on both sides, which is where its lines
+    are; a unit with no text goes where the previous one ended. Should any unit
+    not be found so, the body is kept whole.
+    """
+    parts: list[str] = []
+    done = 0
+    for unit in units:
+        text = unit.text
+        start = end = done
+        if text:
+            start = body.find(text, done)
+            while start >= 0 and not _cut(body, start, start + len(text)):
+                start = body.find(text, start + 1)  # inside a longer word: look further on
+            if start < 0:
+                return (body,)
+            end = start + len(text)
+        parts.append(body[done:start])
+        parts.append(text)
+        done = end
+    parts.append(body[done:])
+    return tuple(parts)
+
+
+def _cut(body: str, start: int, end: int) -> bool:
+    """Whether ``body[start:end]`` has whitespace (or the body's end) on both sides."""
+    return ((start == 0 or body[start - 1].isspace())
+            and (end == len(body) or body[end].isspace()))

@@ -24,7 +24,7 @@ from memdir.metrics._alarms import (
 )
 from memdir.metrics._measure import Measurer, StoreMetrics, measure_store, read_state
 from memdir.metrics._shape import SHAPE_COLUMNS
-from memdir.store import Store, conflict_alarms
+from memdir.store import Store, conflict_alarms, has_conflict
 
 __all__ = ["HealthReport", "HealthThresholds", "health_report"]
 
@@ -206,14 +206,18 @@ def health_report(
         duplicates=find_duplicates(tree, limits.duplicate_cosine, min_chars=measurer.min_chars,
                                    cache=measurer.units_cache),
         stale_descriptions=find_stale_descriptions(tree, limits.description_cosine,
-                                                   min_chars=measurer.min_chars),
+                                                   min_chars=measurer.min_chars,
+                                                   cache=measurer.units_cache),
         stale_facts=find_stale_facts(tree),
         lost=lost,
         thresholds=limits,
         unreadable=unreadable,
     )
     report.reading = _reading(metrics)
-    report.conflicts = conflict_alarms({p: s.body for p, s in tree.files.items()},
-                                       {p: s.body_line for p, s in tree.files.items()})
+    # Only the bodies holding a conflict are passed on: a body is joined from its pieces
+    # when asked for, and a mapping of every body would hold all the text twice.
+    conflicted = {p: body for p, s in tree.files.items() if has_conflict(body := s.body)}
+    report.conflicts = conflict_alarms(conflicted,
+                                       {p: tree.files[p].body_line for p in conflicted})
     report.alarms = _alarms(report)
     return report

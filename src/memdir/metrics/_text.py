@@ -78,13 +78,18 @@ def term_counts(text: str) -> Counter[str]:
     underscores, and those runs are what the split gives once every other
     character is a space (runs of one character are dropped, keeping the order
     of the rest; they are looked up among the 37 that can occur rather than
-    found by testing the length of every distinct word). Any other text goes
-    through the regular expression.
+    found by testing the length of every distinct word, unless the text has
+    fewer distinct words than that). Any other text goes through the regular
+    expression.
     """
     if not text.isascii():
         return Counter(_TOKEN.findall(text.lower()))
     counts = Counter(text.translate(_ASCII_WORDS).split())
-    for word in [word for word in _ASCII_SINGLES if word in counts]:
+    if len(counts) < len(_ASCII_SINGLES):  # a short text: test its few words' lengths instead
+        singles = [word for word in counts if len(word) == 1]
+    else:
+        singles = [word for word in _ASCII_SINGLES if word in counts]
+    for word in singles:
         counts.pop(word)
     return counts
 
@@ -106,6 +111,10 @@ def analyzer(stop_words: str | None = None) -> Callable[[str], list[str]]:
 
 _BATCH_TEXTS = 10_000
 """Texts counted before their counts go into the cache's arrays."""
+
+_BATCH_JOINED = 2_000
+"""Texts :meth:`TfidfCache.add_joined` counts at once (each a whole file's body, whose
+entries pass through a dozen arrays before they are kept)."""
 
 
 class _Buffer:
@@ -149,6 +158,7 @@ class TfidfCache:
         self._sizes = _Buffer(np.int64)
         self._columns = _Buffer(np.int32)  # 4-byte terms and counts: one entry per term of a text
         self._counts = _Buffer(np.float32)
+        self._ranks = _Buffer(np.uint16)  # each entry's place in its text's first-seen order
         self._last: tuple[list[str], sparse.csr_matrix] | None = None
         """The texts of the last matrix built and that matrix, kept for one more call."""
 
@@ -177,21 +187,58 @@ class TfidfCache:
             ids.extend(row)  # type: ignore[arg-type]  # no None is left
             values.extend(counts.values())
             sizes.append(len(row))
-        indptr = np.zeros(len(texts) + 1, np.int64)
-        indptr[1:] = np.cumsum(sizes)
-        batch = sparse.csr_matrix(
-            (np.array(values, np.float32), np.array(ids, np.int32), indptr),
-            shape=(len(texts), max(len(vocab), 1)),
-        )
-        batch.sort_indices()  # by term within each text, in place (no term repeats in a text)
-        first = self._columns.used
-        for text, number in zip(texts, range(self._sizes.used, self._sizes.used + len(texts)),
-                                strict=True):
+        first = self._sizes.used
+        self._append(np.array(ids, np.int32), np.array(values, np.float32),
+                     np.array(sizes, np.int64))
+        for text, number in zip(texts, range(first, first + len(texts)), strict=True):
             self._index[text] = number
+
+    def _append(self, ids: np.ndarray, values: np.ndarray, sizes: np.ndarray) -> None:
+        """Keep rows given as terms in first-seen order, their counts, and each row's size.
+
+        Each row's entries are stored sorted by term, with the place each term had
+        in the row (its rank in first-seen order, :data:`MAX_RANK` at most).
+        """
+        indptr = np.zeros(len(sizes) + 1, np.int64)
+        indptr[1:] = np.cumsum(sizes)
+        order = sparse.csr_matrix(  # an entry's place, sorted by term within each row
+            (np.arange(len(ids), dtype=np.int64), ids, indptr),
+            shape=(len(sizes), max(len(self._vocab), 1)),
+        )
+        order.sort_indices()  # in place (no term repeats in a row)
+        ranks = order.data - np.repeat(indptr[:-1], sizes)
+        first = self._columns.used
         self._starts.extend(first + indptr[:-1])
-        self._sizes.extend(np.diff(indptr))
-        self._columns.extend(batch.indices)
-        self._counts.extend(batch.data)
+        self._sizes.extend(sizes)
+        self._columns.extend(order.indices)
+        self._counts.extend(values[order.data])
+        self._ranks.extend(np.minimum(ranks, MAX_RANK))
+
+    def add_joined(self, texts: Sequence[Sequence[str]], counted: TfidfCache) -> np.ndarray:
+        """Count texts given as pieces, reusing the counts ``counted`` holds; their numbers.
+
+        Each text is the concatenation of its pieces, cut where no word can run
+        across a cut (whitespace on one side of each, as :class:`FileSummary` cuts a
+        body): its tokens are then its pieces' tokens one after the other. A piece
+        ``counted`` holds is not read again: its terms, counts and first-seen ranks
+        come from there; any other piece is counted here. A text's terms are ordered
+        by (piece, rank in the piece), which is where each is first seen in the
+        whole text, so the terms get the numbers, and the rows the entries, that
+        counting the joined texts would give. The texts are not kept (no
+        :meth:`matrix` call finds them); :meth:`rows_matrix` takes the numbers.
+
+        Raises:
+            ValueError: ``counted`` drops stop words this cache keeps.
+        """
+        if not counted._stop <= self._stop:
+            raise ValueError("counted drops stop words this cache keeps")
+        numbers = []
+        joined = _Joined(self, counted)
+        for start in range(0, len(texts), _BATCH_JOINED):
+            first = self._sizes.used
+            joined.add(texts[start : start + _BATCH_JOINED])
+            numbers.append(np.arange(first, self._sizes.used, dtype=np.int64))
+        return np.concatenate(numbers) if numbers else np.zeros(0, np.int64)
 
     def matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """Unit-length TF-IDF rows for ``texts`` (idf fitted on these texts only).
@@ -218,12 +265,19 @@ class TfidfCache:
         return result
 
     def _build(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        return self.rows_matrix(self.numbers(texts))
+
+    def numbers(self, texts: Sequence[str]) -> np.ndarray:
+        """The numbers of ``texts`` in the cache (texts not seen before are counted first)."""
         index = self._index
         new = [t for t in dict.fromkeys(texts) if t not in index]
         if new:
             self._add(new)
-        numbers = np.fromiter((index[t] for t in texts), np.int64, count=len(texts))
-        n = len(texts)
+        return np.fromiter((index[t] for t in texts), np.int64, count=len(texts))
+
+    def rows_matrix(self, numbers: np.ndarray) -> sparse.csr_matrix:
+        """:meth:`matrix` of the texts the cache numbered so (idf fitted on these rows)."""
+        n = len(numbers)
         sizes = self._sizes.data[numbers]
         starts = self._starts.data[numbers]
         indptr = np.zeros(n + 1, dtype=np.int64)
@@ -249,6 +303,116 @@ class TfidfCache:
             lengths[lengths == 0] = 1.0
             part /= lengths[row_of]
         return sparse.csr_matrix((data, indices, indptr), shape=(n, width))
+
+
+MAX_RANK = (1 << 16) - 1
+"""Largest first-seen rank kept (ranks are stored in two bytes); a text with more
+distinct terms is counted again where its ranks are asked for."""
+
+MAX_RANKED_CHARS = MAX_RANK
+"""A text this long or shorter has fewer than :data:`MAX_RANK` distinct terms (a term
+takes two characters and one more or the end after it, and lowercasing turns a
+character into three at most), so its ranks were kept whole."""
+
+
+class _Joined:
+    """:meth:`TfidfCache.add_joined`'s work: texts counted from their pieces, in batches.
+
+    Terms are numbered two ways here: the pieces' numbers (``counted``'s, then
+    numbers past them for words it lacks) and the target cache's own.
+    """
+
+    def __init__(self, cache: TfidfCache, counted: TfidfCache) -> None:
+        self.cache, self.counted = cache, counted
+        self.words: list[str] = list(counted._vocab)  # pieces' number -> word
+        self.lookup: dict[str, int] = dict(counted._vocab)  # word -> pieces' number
+        self.stop = np.array([w in cache._stop for w in self.words], bool)
+        vocab = cache._vocab
+        self.own = np.array([vocab.get(w, -1) for w in self.words], np.int64)  # -1: none yet
+
+    def _numbered(self, words: list[str]) -> np.ndarray:
+        """The pieces' numbers of ``words`` (words new to both get the next ones).
+
+        Which new word gets which number does not matter: the cache numbers terms by
+        where they are first seen, not by these numbers.
+        """
+        lookup = self.lookup
+        found = list(map(lookup.get, words))
+        if None in found:
+            added = list(dict.fromkeys(w for w, f in zip(words, found, strict=True) if f is None))
+            for word in added:
+                lookup[word] = len(self.words)
+                self.words.append(word)
+            stop, vocab = self.cache._stop, self.cache._vocab
+            self.stop = np.concatenate([self.stop, [w in stop for w in added]])
+            self.own = np.concatenate([self.own, [vocab.get(w, -1) for w in added]])
+            found = list(map(lookup.get, words))
+        return np.array(found, np.int64)
+
+    def add(self, texts: Sequence[Sequence[str]]) -> None:
+        counted = self.counted
+        index = counted._index
+        held: list[int] = []  # per piece: counted's number of it, or -1 (counted here)
+        owner: list[int] = []  # per piece: its text
+        sizes: list[int] = []  # per piece counted here: its distinct terms
+        words: list[str] = []  # pieces counted here: terms in first-seen order, and counts
+        values: list[int] = []
+        for row, pieces in enumerate(texts):
+            for piece in pieces:
+                number = index.get(piece) if len(piece) <= MAX_RANKED_CHARS else None
+                if number is not None:
+                    held.append(number)
+                    owner.append(row)
+                    continue
+                counts = term_counts(piece)
+                if counts:
+                    held.append(-1)
+                    owner.append(row)
+                    sizes.append(len(counts))
+                    words.extend(counts)
+                    values.extend(counts.values())
+        # Every piece's entries laid out in (text, piece, first-seen rank) order.
+        held_at = np.array(held, np.int64)
+        is_held = held_at >= 0
+        size = np.zeros(len(held_at), np.int64)
+        size[is_held] = counted._sizes.data[held_at[is_held]]
+        size[~is_held] = sizes
+        base = np.zeros(len(size), np.int64)
+        base[1:] = np.cumsum(size)[:-1]
+        total = int(size.sum())
+        term = np.empty(total, np.int64)
+        count = np.empty(total, np.float64)
+        held_size = size[is_held]
+        before = np.cumsum(held_size) - held_size  # held entries before each held piece
+        gather = np.repeat(counted._starts.data[held_at[is_held]] - before, held_size)
+        gather += np.arange(len(gather), dtype=np.int64)  # every held entry, as stored
+        place = np.repeat(base[is_held], held_size) + counted._ranks.data[gather]
+        term[place] = counted._columns.data[gather]
+        count[place] = counted._counts.data[gather]
+        here = np.ones(total, bool)
+        here[place] = False
+        term[here] = self._numbered(words)
+        count[here] = np.fromiter(values, np.float64, count=len(values))
+        text = np.repeat(np.array(owner, np.int64), size)
+        keep = ~self.stop[term]
+        term, count, text = term[keep], count[keep], text[keep]
+        # One entry per (text, term), where it is first seen, its counts summed.
+        key = text * len(self.words) + term
+        order = np.argsort(key)
+        key = key[order]
+        heads = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else order[:0]
+        first = np.minimum.reduceat(order, heads) if len(heads) else order[:0]
+        summed = np.add.reduceat(count[order], heads) if len(heads) else count[:0]
+        order = np.argsort(first)  # no two are equal
+        first, summed = first[order], summed[order]
+        term, text = term[first], text[first]
+        own = self.own
+        fresh, seen = np.unique(term[own[term] < 0], return_index=True)
+        vocab = self.cache._vocab
+        for number in fresh[np.argsort(seen, kind="stable")].tolist():  # in order of appearance
+            own[number] = vocab[self.words[number]] = len(vocab)
+        self.cache._append(own[term].astype(np.int32), summed.astype(np.float32),
+                           np.bincount(text, minlength=len(texts)).astype(np.int64))
 
 
 _ENTRIES_PER_RUN = 1 << 22
