@@ -89,7 +89,7 @@ def _exact(head_u: np.ndarray, head_g: np.ndarray, tail: np.ndarray, scale: np.n
 
 
 def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix,
-                  chosen: np.ndarray, eps: float) -> NearestOther:
+                  chosen: np.ndarray, eps: float, *, cells: int = CELLS) -> NearestOther:
     """Own cosine of each chosen unit and the nearest other centroid of those that may leak.
 
     Args:
@@ -99,6 +99,8 @@ def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.cs
         chosen: The units to compare, as rows of ``matrix``.
         eps: A unit leaks when another cosine beats its own by more than this;
             pairs that cannot are skipped.
+        cells: About how many unit-group pairs to hold at once (groups per block:
+            ``cells // len(chosen)``, at least one).
     """
     n, count = len(chosen), sums.shape[0]
     lengths = np.sqrt(np.asarray(sums.multiply(sums).sum(axis=1)).ravel())
@@ -132,7 +134,7 @@ def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.cs
     best = np.full(n, -1, np.int64)
     other = np.full(n, -np.inf)
     survivors = 0
-    span = max(1, CELLS // max(n, 1))
+    span = max(1, cells // max(n, 1))
     for start in range(0, count, span):
         block = sums[start : start + span]
         block.sort_indices()
