@@ -39,7 +39,7 @@ HEAD_BLOCK = 8
 """Head terms per bound block (the bound's cost per pair is two numbers per block)."""
 MARGIN = 1e-9
 """How far below a unit's own cosine a bound must stay for its pair to be skipped."""
-CELLS = 4_000_000
+CELLS = 2_000_000
 """Unit-group pairs held at once."""
 
 
