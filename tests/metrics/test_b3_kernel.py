@@ -97,6 +97,19 @@ def test_many_head_terms_and_blocks(seed: int) -> None:
     assert found.survivors < len(chosen) * sums.shape[0] / 4  # most pairs were skipped
 
 
+def test_cosines_do_not_depend_on_the_blocks() -> None:
+    """A pair's cosine is the same float whichever groups share its block (unlike BLAS's)."""
+    matrix, groups, sums = _synthetic(11, 400, 30, 1_500)
+    chosen = np.arange(0, 400, 2)
+    runs = [nearest_other(matrix, groups, sums, chosen, _EPS, cells=c) for c in (1, 300, CELLS)]
+    for run in runs[1:]:
+        assert np.array_equal(run.own, runs[0].own)
+        assert np.array_equal(run.best, runs[0].best)
+        assert np.array_equal(run.other, runs[0].other)
+        assert run.survivors == runs[0].survivors
+    assert (runs[0].other > runs[0].own + _EPS).any()
+
+
 def _pairs_store(gap: float) -> tuple[sparse.csr_matrix, np.ndarray, sparse.csr_matrix]:
     """Unit 0 whose own centroid is at angle 0.6 from it, another centroid nearer by ``gap``.
 
