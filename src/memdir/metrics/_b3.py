@@ -81,6 +81,16 @@ def _features(dense: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.concatenate([along, np.sqrt(np.einsum("rbk,rbk->rb", rest, rest))], axis=1)
 
 
+def _scales(sums: sparse.csr_matrix, span: int) -> np.ndarray:
+    """One over each group sum's length (0 for an empty sum), ``span`` groups at a time."""
+    lengths = np.empty(sums.shape[0])
+    for start in range(0, sums.shape[0], span):
+        block = sums[start : start + span]
+        lengths[start : start + span] = np.sqrt(np.asarray(block.multiply(block).sum(axis=1))
+                                                .ravel())
+    return np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0)
+
+
 def _exact(head_u: np.ndarray, head_g: np.ndarray, tail: np.ndarray, scale: np.ndarray
            ) -> np.ndarray:
     """Cosines of pairs from their dense head rows, their exact tail part and group scale."""
@@ -103,8 +113,7 @@ def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.cs
             ``cells // len(chosen)``, at least one).
     """
     n, count = len(chosen), sums.shape[0]
-    lengths = np.sqrt(np.asarray(sums.multiply(sums).sum(axis=1)).ravel())
-    scale = np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0)
+    scale = _scales(sums, max(1, cells // max(n, 1)))
     head = _head_order(sums, HEAD_TERMS)
     width = -(-len(head) // HEAD_BLOCK) * HEAD_BLOCK
     mean = np.zeros(width)
