@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import sparse
 
+from memdir.metrics._b3 import nearest_other
 from memdir.metrics._pairs import similar_pairs, unique_first
 from memdir.metrics._text import TfidfCache, cosine_rows
 from memdir.metrics._tree import StoreTree, Unit
@@ -39,9 +40,7 @@ B3_BUDGET = 200_000_000
 B3_MIN_SAMPLE = 4000
 """The least number of units a sampled B3 compares (its standard error is then under 0.8
 percentage points)."""
-_HEAD_TERMS = 256
 _EPS = 1e-12
-_ROWS_PER_BLOCK = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,13 +256,6 @@ def _b2(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix
     return same_mean / cross_mean, same_mean, cross_mean
 
 
-def _head_terms(sums: sparse.csr_matrix, count: int) -> np.ndarray:
-    """The ``count`` terms held by the most groups (where a dense product is cheapest)."""
-    held = np.bincount(sums.indices, minlength=sums.shape[1])
-    count = min(count, int(np.count_nonzero(held)))
-    return np.sort(np.argsort(-held, kind="stable")[:count])
-
-
 def _b3_units(n: int, groups: int, budget: int, seed: int) -> np.ndarray:
     """The units B3 compares with every centroid: all, or a seeded sample within ``budget``."""
     if n * groups <= budget:
@@ -278,9 +270,8 @@ def _b3(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, groups: n
         ) -> tuple[float | None, list[Leak], int]:
     """B3 over every unit, or over a seeded sample of them past ``budget`` unit-centroid cosines.
 
-    Each chosen unit is compared with every centroid exactly. The terms most
-    groups hold go through one dense product, the rest through a sparse one, and
-    units are taken in blocks so the cosines held at once stay near four million.
+    Each chosen unit is compared with every centroid: pairs a bound proves
+    cannot leak are skipped, the rest computed exactly (see ``memdir.metrics._b3``).
 
     Returns:
         The leaking share of the chosen units, their leaks, and how many were chosen.
@@ -288,34 +279,13 @@ def _b3(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, groups: n
     if len(parents) < 2:
         return None, [], 0
     chosen = _b3_units(len(units), len(parents), budget, seed)
-    lengths = np.sqrt(np.asarray(sums.multiply(sums).sum(axis=1)).ravel())
-    scale = np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0)
-    head = _head_terms(sums, _HEAD_TERMS)
-    dense_head = sums[:, head].toarray().T  # terms x groups
-    in_head = np.zeros(sums.shape[1], bool)
-    in_head[head] = True
-    tail = sums.tocsc()
-    tail = tail[:, np.flatnonzero(~in_head)].T.tocsr()  # tail terms x groups
-    tail_terms = np.flatnonzero(~in_head)
-    block_rows = max(1, min(_ROWS_PER_BLOCK, 4_000_000 // len(parents)))
+    found = nearest_other(matrix, groups, sums, chosen, _EPS)
     leaks: list[Leak] = []
-    for start in range(0, len(chosen), block_rows):
-        picked = chosen[start : start + block_rows]
-        rows = matrix[picked]
-        block = rows[:, head].toarray() @ dense_head
-        block += (rows[:, tail_terms] @ tail).toarray()
-        block *= scale
-        own_cols = groups[picked]
-        at = np.arange(len(picked))
-        own = block[at, own_cols]
-        block[at, own_cols] = -np.inf
-        best = block.argmax(axis=1)
-        other = block[at, best]
-        for r in np.nonzero(other > own + _EPS)[0]:
-            unit = units[picked[r]]
-            leaks.append(Leak(unit.key, tree.nodes[parents[own_cols[r]]].path,
-                              tree.nodes[parents[best[r]]].path,
-                              float(own[r]), float(other[r])))
+    for r in np.flatnonzero(found.other > found.own + _EPS).tolist():
+        unit = units[chosen[r]]
+        leaks.append(Leak(unit.key, tree.nodes[parents[groups[chosen[r]]]].path,
+                          tree.nodes[parents[found.best[r]]].path,
+                          float(found.own[r]), float(found.other[r])))
     leaks.sort(key=lambda leak: (-(leak.other_cosine - leak.own_cosine), leak.unit))
     return len(leaks) / len(chosen), leaks, len(chosen)
 
