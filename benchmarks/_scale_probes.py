@@ -12,11 +12,15 @@
 - ``make-history STORE STEPS SEED``: give a store a history of STEPS snapshots,
   each after one to four seeded edits (an appended line, written through the
   store), for the history table and verify rows. Prints the seconds it took.
-- ``table-steps STORE N``: the first N steps of ``memdir history STORE table``,
-  measured as the table measures them (each distinct blob parsed once, then each
-  step's state measured whole with one shared ``Measurer``). Prints JSON: the CPU
-  seconds of parsing, of each step, and their mean, from which the whole table's
-  cost is extrapolated (and the rows, to compare versions).
+- ``table-steps STORE N [--no-b3]``: the first N steps of ``memdir history STORE
+  table``, measured as the table measures them (each distinct blob parsed once,
+  then each step's state measured by one shared ``Measurer``, which may build on
+  the step before). Prints JSON: the CPU seconds of parsing, of each step, and
+  their mean, from which the whole table's cost is extrapolated, the mean CPU
+  of each phase over the steps after the first (the tree, Panel A, Panel B and,
+  within Panel B, B3), and the
+  rows, to compare versions. ``--no-b3`` skips B3 (its column is then empty), to
+  time the rest of a step on its own.
 
 Run: ``python benchmarks/_scale_probes.py PROBE ARGS...`` with the version's code on
 ``PYTHONPATH``.
@@ -82,13 +86,36 @@ def make_history(root: Path, steps: int, seed: int) -> dict[str, float]:
     return {"seconds": time.perf_counter() - start, "steps": steps}
 
 
-def table_steps(root: Path, n: int) -> dict[str, object]:
+def _timed(owner: object, name: str, spent: dict[str, float], phase: str) -> None:
+    """Wrap ``owner.name`` so the CPU seconds of its calls add up in ``spent[phase]``."""
+    inner = getattr(owner, name)
+
+    def timed(*args: object, **kwargs: object) -> object:
+        start = _cpu()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent[phase] = spent.get(phase, 0.0) + _cpu() - start
+
+    setattr(owner, name, timed)
+
+
+def table_steps(root: Path, n: int, *, b3: bool = True) -> dict[str, object]:
     """CPU of the first ``n`` rows of the history table (see the module docstring)."""
-    from memdir.metrics import Measurer
+    from memdir.metrics import Measurer, _measure, _taxonomy
     from memdir.metrics._trajectory import TrajectoryRow
     from memdir.store import Store
     from memdir.store.history import History
 
+    spent: dict[str, float] = {}
+    _timed(Measurer, "tree", spent, "tree")
+    # Panel A: measure_shape in main's code, the sums kept with the tree in the new one
+    _timed(_measure, "_shape" if hasattr(_measure, "_shape") else "measure_shape", spent,
+           "panel A")
+    _timed(_measure, "measure_taxonomy", spent, "panel B")
+    if not b3:
+        _taxonomy._b3 = lambda *args, **kwargs: (None, [], 0)  # type: ignore[attr-defined]
+    _timed(_taxonomy, "_b3", spent, "B3")
     history = History(Store(root))
     measurer = Measurer()
     steps = []
@@ -105,6 +132,7 @@ def table_steps(root: Path, n: int) -> dict[str, object]:
     tree: dict[str, str] = {}
     cpu: list[float] = []
     rows: list[dict[str, object]] = []
+    spent.clear()
     for step, changed in steps:
         for path, new in changed.items():
             if new is None or not path.endswith(".md"):
@@ -116,8 +144,14 @@ def table_steps(root: Path, n: int) -> dict[str, object]:
             {path: measurer.summary(blob, "") for path, blob in tree.items()})
         cpu.append(_cpu() - before)
         rows.append(TrajectoryRow(step, metrics).flat())
+        if len(cpu) == 1:
+            spent.clear()  # the phases of the steps after the first (which builds from nothing)
+    later = len(cpu) - 1
+    phases = {name: value / later for name, value in spent.items()} if later else {}
     return {"steps": len(cpu), "parse_cpu": parse, "step_cpu": cpu,
-            "mean_step_cpu": statistics.fmean(cpu) if cpu else 0.0, "rows": rows}
+            "mean_step_cpu": statistics.fmean(cpu) if cpu else 0.0,
+            "mean_later_step_cpu": statistics.fmean(cpu[1:]) if len(cpu) > 1 else 0.0,
+            "later_phase_cpu": phases, "rows": rows}
 
 
 def serve_set(root: Path, name: str, port: int) -> None:
@@ -141,7 +175,7 @@ def main() -> None:
     elif probe == "make-history":
         out = make_history(Path(args[0]), int(args[1]), int(args[2]))
     elif probe == "table-steps":
-        out = table_steps(Path(args[0]), int(args[1]))
+        out = table_steps(Path(args[0]), int(args[1]), b3="--no-b3" not in args[2:])
     else:
         raise SystemExit(f"unknown probe {probe!r}: snapshots, make-history or table-steps")
     print(json.dumps(out))
