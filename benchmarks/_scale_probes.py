@@ -12,13 +12,12 @@
 - ``make-history STORE STEPS SEED``: give a store a history of STEPS snapshots,
   each after one to four seeded edits (an appended line, written through the
   store), for the history table and verify rows. Prints the seconds it took.
-- ``table-steps STORE N [--no-b3]``: the first N steps of ``memdir history STORE
-  table``, measured as the table measures them (each distinct blob parsed once,
-  then each step's state measured by one shared ``Measurer``, which may build on
-  the step before). Prints JSON: the CPU seconds of parsing, of each step, and
-  their mean, from which the whole table's cost is extrapolated, the mean CPU
-  of each phase over the steps after the first (the tree, Panel A, Panel B and,
-  within Panel B, B3), and the
+- ``table-steps STORE N [--no-b3]``: the first N rows of ``memdir history STORE
+  table``: ``measure_history`` itself, on the history cut to its first N steps.
+  Prints JSON: the CPU seconds of each step (from the progress calls; the first
+  includes reading and parsing the blobs), the mean of the later steps, from
+  which the whole table's cost is extrapolated, the mean CPU of each phase over
+  the later steps (the tree, Panel A, Panel B and, within Panel B, B3), and the
   rows, to compare versions. ``--no-b3`` skips B3 (its column is then empty), to
   time the rest of a step on its own.
 
@@ -28,6 +27,7 @@ Run: ``python benchmarks/_scale_probes.py PROBE ARGS...`` with the version's cod
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -100,10 +100,22 @@ def _timed(owner: object, name: str, spent: dict[str, float], phase: str) -> Non
     setattr(owner, name, timed)
 
 
+class _FirstSteps:
+    """A history cut to its first ``n`` steps, for what ``measure_history`` reads of it."""
+
+    def __init__(self, history: object, n: int) -> None:
+        self.history, self.n = history, n
+
+    def step_changes(self) -> object:
+        return itertools.islice(self.history.step_changes(), self.n)  # type: ignore[attr-defined]
+
+    def read_blobs(self, blobs: object) -> object:
+        return self.history.read_blobs(blobs)  # type: ignore[attr-defined]
+
+
 def table_steps(root: Path, n: int, *, b3: bool = True) -> dict[str, object]:
     """CPU of the first ``n`` rows of the history table (see the module docstring)."""
-    from memdir.metrics import Measurer, _measure, _taxonomy
-    from memdir.metrics._trajectory import TrajectoryRow
+    from memdir.metrics import Measurer, _measure, _taxonomy, measure_history
     from memdir.store import Store
     from memdir.store.history import History
 
@@ -116,42 +128,22 @@ def table_steps(root: Path, n: int, *, b3: bool = True) -> dict[str, object]:
     if not b3:
         _taxonomy._b3 = lambda *args, **kwargs: (None, [], 0)  # type: ignore[attr-defined]
     _timed(_taxonomy, "_b3", spent, "B3")
-    history = History(Store(root))
-    measurer = Measurer()
-    steps = []
-    for step, changed in history.step_changes():
-        steps.append((step, changed))
-        if len(steps) == n:
-            break
-    start = _cpu()
-    wanted = {blob for _, changed in steps for path, blob in changed.items()
-              if blob is not None and path.endswith(".md")}
-    for blob, data in history.read_blobs(wanted).items():
-        measurer.summary(blob, data.decode("utf-8", errors="replace"))
-    parse = _cpu() - start
-    tree: dict[str, str] = {}
-    cpu: list[float] = []
-    rows: list[dict[str, object]] = []
-    spent.clear()
-    for step, changed in steps:
-        for path, new in changed.items():
-            if new is None or not path.endswith(".md"):
-                tree.pop(path, None)
-            else:
-                tree[path] = new
-        before = _cpu()
-        metrics = measurer.measure_summaries(
-            {path: measurer.summary(blob, "") for path, blob in tree.items()})
-        cpu.append(_cpu() - before)
-        rows.append(TrajectoryRow(step, metrics).flat())
-        if len(cpu) == 1:
+    marks = [_cpu()]
+
+    def progress(done: int, total: int) -> None:
+        marks.append(_cpu())
+        if done == 1:
             spent.clear()  # the phases of the steps after the first (which builds from nothing)
+
+    trajectory = measure_history(_FirstSteps(History(Store(root)), n),  # type: ignore[arg-type]
+                                 measurer=Measurer(), progress=progress)
+    cpu = [b - a for a, b in itertools.pairwise(marks)]
     later = len(cpu) - 1
     phases = {name: value / later for name, value in spent.items()} if later else {}
-    return {"steps": len(cpu), "parse_cpu": parse, "step_cpu": cpu,
-            "mean_step_cpu": statistics.fmean(cpu) if cpu else 0.0,
-            "mean_later_step_cpu": statistics.fmean(cpu[1:]) if len(cpu) > 1 else 0.0,
-            "later_phase_cpu": phases, "rows": rows}
+    return {"steps": len(cpu), "step_cpu": cpu,
+            "first_step_cpu": cpu[0] if cpu else 0.0,
+            "mean_later_step_cpu": statistics.fmean(cpu[1:]) if later else 0.0,
+            "later_phase_cpu": phases, "rows": trajectory.table()}
 
 
 def serve_set(root: Path, name: str, port: int) -> None:
