@@ -227,3 +227,16 @@ def test_a_file_added_in_front_shifts_the_blocks_behind_it() -> None:
     assert _nodes(second) == _nodes(build_tree(grown))
     assert second.nodes[2].path == "/memories/m.md" and first.nodes[1].path == "/memories/m.md"
     assert first.nodes[1].id == 1 and second.nodes[2].id == 2  # the old tree is left as it was
+
+
+def test_the_history_label_cache_keeps_its_matrix_while_the_labels_stay() -> None:
+    from memdir.metrics._trajectory import _LastMatrix
+
+    cache = _LastMatrix()
+    labels = ["work notes", "home garden", "porto trip"]
+    first = cache.matrix(labels)
+    assert cache.matrix(list(labels)) is first and cache.matrix(labels) is first
+    moved = cache.matrix(["work notes", "porto trip"])
+    assert moved is not first and moved.shape[0] == 2
+    assert cache.matrix(labels) is not first
+    assert (cache.matrix(labels) != first).nnz == 0

@@ -9,8 +9,10 @@ fresh measurement does) and little else in proportion to the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from scipy import sparse
 
 from memdir.metrics._files import FileSummary
 from memdir.metrics._measure import Measurer, StoreMetrics
@@ -84,6 +86,28 @@ class Trajectory:
         return self.as_table().grid()
 
 
+class _LastMatrix(TfidfCache):
+    """A term cache that gives its last matrix back for as long as it is asked for the same texts.
+
+    (``TfidfCache(keep_last=True)`` gives it back once.) The texts are compared
+    item by item, identity first, so unchanged labels cost one pass in C.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._kept: tuple[list[str], sparse.csr_matrix] | None = None
+
+    def matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """See :meth:`TfidfCache.matrix`; treat the result as read-only."""
+        wanted = texts if isinstance(texts, list) else list(texts)
+        if self._kept is not None and self._kept[0] == wanted:
+            return self._kept[1]
+        self._kept = None
+        result = super().matrix(wanted)
+        self._kept = (wanted, result)
+        return result
+
+
 def measure_history(
     history: History,
     *,
@@ -115,7 +139,7 @@ def measure_history(
     labels = measurer.labels_cache
     # From one step to the next the labels change only where files were added, moved or
     # re-headed: keeping the last label matrix makes B1's weighting free in between.
-    measurer.labels_cache = TfidfCache(keep_last=True)
+    measurer.labels_cache = _LastMatrix()
     try:
         for number, (step, changed) in enumerate(zip(steps, changes, strict=True), start=1):
             for path, new in changed.items():
