@@ -206,7 +206,7 @@ class TreeBuilder:
 
     Each file's nodes and units are kept with the position they were built at.
     When a new state has the same paths and the changed files keep their
-    headings and description, the node list is the last one (copied) and only
+    headings and description, the node list is the last one (shared) and only
     the changed files' units are made again; otherwise the folders are laid out
     again and each file's block is reused where it lands at the same place.
     The trees are those :func:`build_tree` gives; trees from one builder share
