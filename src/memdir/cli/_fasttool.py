@@ -13,6 +13,11 @@ that ``memdir tool`` would alter on its way to a pipe) goes to the full
 command line, which answers it from the start: nothing is printed here unless
 the call ran and its text can be printed as it is. A call handed on after it
 ran is run again there, which only reads.
+
+For the ranked sets (``bm25``, ``chunk``) the store's file listing is started
+first, in a ``find`` process of its own (:mod:`memdir.tools._bm25walk`), so the
+check of every file against the saved index runs while the rest loads; and a
+``search`` builds the ``search`` tool alone, not the read tools beside it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ from typing import Any
 __all__ = ["run"]
 
 _READ_ONLY_SETS = ("read", "bm25", "chunk")
+_RANKED_TOOLS = {"bm25": '"search"', "chunk": '"bm25_chunk_retrieve"'}
+"""The ranked sets, each with its ranked tool's name as a call spells it."""
+_MARKDOWN_SUFFIXES = (".md",)
+"""``memdir.store.MARKDOWN.suffixes``: the index takes the listing only if they agree."""
 _ERROR = 2
 """``memdir.cli._common.ExitCode.ERROR``, without importing typer."""
 
@@ -80,6 +89,21 @@ def _printable(text: str) -> bool:
     return True
 
 
+def _toolset(set_name: str, tool: str, store: Any) -> Any:
+    """The ``bm25`` set cut to its ``search`` tool for a search, or None for the whole set.
+
+    A call is answered by its own tool alone (:meth:`memdir.tools.ToolSet.call`
+    looks the name up and runs that spec), so a search need not build the read
+    tools beside it, nor import what they need (the grep engine among them).
+    """
+    if set_name != "bm25" or tool != "search":
+        return None
+    from memdir.tools._ranked import search_spec
+    from memdir.tools._spec import ToolSet
+
+    return ToolSet("bm25", [search_spec(store)])
+
+
 def run(argv: Sequence[str]) -> bool:
     """Answer ``memdir tool ARGV`` if the call is plain; False hands it to the full command line.
 
@@ -90,6 +114,15 @@ def run(argv: Sequence[str]) -> bool:
     if parsed is None:
         return False
     folder, set_name, text = parsed
+    ranked = _RANKED_TOOLS.get(set_name)
+    if ranked is not None and ranked in text and os.path.isdir(folder):
+        # A ranked tool checks every file against the saved index: that walk starts
+        # now, in a process of its own, and runs while the imports below load. (The
+        # call is read later; a call that only looks like a ranked one costs a walk
+        # that is stopped at exit, one that is spelt otherwise goes without.)
+        from memdir.tools._bm25walk import start
+
+        start(os.path.realpath(os.path.expanduser(folder)), _MARKDOWN_SUFFIXES)
     call = _call(text)
     if call is None or not os.path.isdir(folder):
         return False
@@ -102,7 +135,7 @@ def run(argv: Sequence[str]) -> bool:
     try:  # the full command line checks every setting before any command
         settings = get_settings()
         store = Store(Path(folder), max_file_bytes=settings.max_file_bytes, sweep_now=False)
-        toolset = make_toolset(set_name, store)
+        toolset = _toolset(set_name, call[0], store) or make_toolset(set_name, store)
     except (SettingsError, StoreError, OSError, ImportError):
         return False
     result = asyncio.run(toolset.call(*call))

@@ -16,8 +16,10 @@ reported as :class:`SavedIndexError` and ignored by the caller.
 
 from __future__ import annotations
 
+import itertools
 import json
 import mmap
+import operator
 import os
 import tempfile
 from dataclasses import dataclass
@@ -263,7 +265,7 @@ def check_order(paths: list[str]) -> None:
     Not part of :func:`read_saved`: a reader that finds the same paths on disk,
     walked and sorted, has its proof without this pass over them.
     """
-    if any(a >= b for a, b in zip(paths, paths[1:], strict=False)):
+    if not all(map(operator.lt, paths, itertools.islice(paths, 1, None))):
         raise SavedIndexError("its paths are not sorted and distinct")
 
 

@@ -14,7 +14,10 @@ The compacted index is saved beside the store, in its hidden state folder
 :mod:`memdir.tools._bm25file`), written whole and renamed into place after each
 compaction; a new process maps it and re-reads only the files whose
 fingerprint changed since. A saved file that is damaged, crafted or from
-another version is ignored with a logged warning and replaced.
+another version is ignored with a logged warning and replaced. A ``memdir
+tool`` process lists the store's fingerprints with ``find`` while it imports
+(:mod:`memdir.tools._bm25walk`); when that listing equals the saved files
+exactly, the index takes it as its first walk, and otherwise walks itself.
 
 Tokenizing follows bm25s's default (lower case, words of two or more word
 characters, English stopwords removed). An English stemmer is applied only when
@@ -62,6 +65,7 @@ from memdir.tools._bm25file import (
     write_saved,
 )
 from memdir.tools._bm25matrix import DocTerms, Segment, doc_terms, merge, score_terms
+from memdir.tools._bm25walk import take as take_listing
 
 __all__ = [
     "INDEX_FILE",
@@ -387,8 +391,12 @@ class FileIndex:
         new process over an unchanged set of files, the usual case), slot i is walked
         file i and the fingerprints are compared as two arrays, with no lookup per
         file. Otherwise each walked path is looked up. Either way the only work per
-        unchanged file is its ``lstat`` and its part of the comparison.
+        unchanged file is its ``lstat`` and its part of the comparison. A listing
+        started with the process (:meth:`_listed_unchanged`) can stand in for the
+        walk when it proves that nothing changed.
         """
+        if self._listed_unchanged():
+            return [], []
         try:
             root_fd = open_root(self.store.root)
         except OSError:
@@ -421,6 +429,38 @@ class FileIndex:
         seen[slots[known]] = True
         gone = np.flatnonzero(self._alive[: len(self._paths)] & ~seen)
         return todo, [self._paths[s] for s in gone.tolist()]
+
+    def _listed_unchanged(self) -> bool:
+        """Whether a listing started with the process (:mod:`._bm25walk`) proves no file changed.
+
+        It proves it when it holds exactly the compacted files with their saved
+        fingerprints; the saved paths are then also checked to be in order. Any
+        other outcome (no listing, a failed one, a single difference) returns
+        False and the caller walks the files itself. A listing is used once.
+        """
+        listing = take_listing(str(self.store.root), self.store.names.suffixes)
+        if listing is None:
+            return False
+        found = listing.result()
+        n = self._n_main
+        if found is None or self._delta or not n == len(self._paths) == self._n_live() \
+                or len(found[0]) != n:
+            return False
+        # Pair each listed file with the saved slot of the same inode (both sides
+        # sorted by inode), then ask that every pair agree on path and fingerprint.
+        # Files that share an inode (hard links) may pair up crosswise; their paths
+        # then differ and the caller's own walk decides.
+        virtuals, fp = found
+        listed = np.argsort(fp[:, 0], kind="stable")
+        saved = np.argsort(self._fp[:n, 0], kind="stable")
+        if not np.array_equal(self._fp[saved], fp[listed]):
+            return False
+        paths = self._paths
+        if list(map(virtuals.__getitem__, listed.tolist())) \
+                != list(map(paths.__getitem__, saved.tolist())):
+            return False
+        self._check_order()
+        return True
 
     def _indexed_under(self, virtual: str) -> list[str]:
         """Indexed paths equal to ``virtual`` or below it."""

@@ -1,0 +1,344 @@
+"""The ``find`` listing a new process starts before its imports: it lists what the store's
+own walk lists, proves an unchanged store alone, and leaves every doubtful case to that walk."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memdir.store import ROOT, Store
+from memdir.store._paths import open_root
+from memdir.store._tree import memory_files
+from memdir.tools import _bm25index, _bm25walk
+from memdir.tools._bm25index import INDEX_FILE, FileIndex, Hit
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("find") is None or not hasattr(os, "memfd_create"),
+    reason="the listing needs GNU find and memfd_create")
+
+QUERY = "trombone hiking compilers"
+
+
+def _md(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: Notes on {name}\n---\n{body}\n"
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "s", create=True)
+    for i in range(40):
+        store.write(f"/memories/f/g{i % 3}/note-{i}.md", _md(f"note-{i}", f"word{i} filler {i}"))
+    store.write("/memories/alice.md", _md("alice", "Works on compilers. Likes hiking."))
+    store.write("/memories/bob.md", _md("bob", "Plays the trombone."))
+    return store
+
+
+@pytest.fixture(autouse=True)
+def _no_listing_left() -> Iterator[None]:
+    yield
+    _bm25walk._close_all()
+
+
+class _Walks:
+    """Counts the index's own walks (the slow path the listing is there to spare)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        original = _bm25index.memory_files
+
+        def counted(*args: object, **kwargs: object) -> object:
+            self.count += 1
+            return original(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(_bm25index, "memory_files", counted)
+
+
+def _saved(store: Store) -> Path:
+    return store.root / ".memdir" / INDEX_FILE
+
+
+def _new_process(store: Store, *, listing: bool = True) -> tuple[FileIndex, list[Hit]]:
+    """A new process: the listing started first, then a new index, one refresh, one search."""
+    if listing:
+        _bm25walk.start(str(store.root), store.names.suffixes)
+    index = FileIndex(store, saved=_saved(store))
+    index.refresh()
+    return index, index.search(QUERY, 5)
+
+
+def _fresh(store: Store, query: str = QUERY) -> list[Hit]:
+    index = FileIndex(store)
+    index.refresh()
+    return index.search(query, 5)
+
+
+def _listed(root: Path) -> dict[str, tuple[int, ...]] | None:
+    _bm25walk.start(str(root), (".md",))
+    listing = _bm25walk.take(str(root), (".md",))
+    assert listing is not None
+    found = listing.result()
+    if found is None:
+        return None
+    return {v: tuple(row) for v, row in zip(found[0], found[1].tolist(), strict=True)}
+
+
+def _walked(root: Path) -> dict[str, tuple[int, ...]]:
+    fd = open_root(root)
+    try:
+        return {v: (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+                for v, st in memory_files(fd)}
+    finally:
+        os.close(fd)
+
+
+def test_the_listing_holds_what_the_stores_own_walk_holds(filled: Store) -> None:
+    root = filled.root
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "secret.md").write_text("x")
+    (root / "f" / ".draft.md").write_text("x")
+    (root / "f" / "notes.txt").write_text("x")
+    (root / "f" / "g1" / "empty").mkdir()
+    (root / "spaced name é.md").write_text("x")
+    (root / "line\nbreak.md").write_text("x")
+    (root / "folder.md").mkdir()
+    (root / "folder.md" / "inner.md").write_text("x")
+    (root / "link.md").symlink_to(root / "bob.md")
+    (root / "linked").symlink_to(root / "f")
+    os.mkfifo(root / "pipe.md")
+    listed = _listed(root)
+    assert listed == _walked(root)
+    assert f"{ROOT}/spaced name é.md" in listed and f"{ROOT}/line\nbreak.md" in listed
+    assert f"{ROOT}/folder.md/inner.md" in listed and f"{ROOT}/link.md" not in listed
+
+
+def test_a_name_that_is_not_utf8_gives_no_listing(filled: Store) -> None:
+    fd = os.open(bytes(filled.root) + b"/caf\xe9.md", os.O_CREAT | os.O_WRONLY, 0o644)
+    os.close(fd)
+    assert _listed(filled.root) is None
+
+
+def test_an_unchanged_store_is_proven_by_the_listing_without_a_walk(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    _new_process(filled, listing=False)  # builds and saves the index
+    walks = _Walks(monkeypatch)
+    index, hits = _new_process(filled)
+    assert walks.count == 0 and index.tokenized == 0
+    assert hits == _fresh(filled) and {h.path for h in hits} == {
+        "/memories/alice.md", "/memories/bob.md"}
+    assert _bm25walk.take(str(filled.root), (".md",)) is None  # used once
+    before = walks.count
+    index.refresh()  # later refreshes do not wait for a listing
+    assert walks.count in (before, before + 1)  # a change feed, or a walk of its own
+
+
+def _edit_in_place_keeping_size_and_mtime(path: Path, old: bytes, new: bytes) -> None:
+    assert len(old) == len(new)
+    st = path.stat()
+    data = path.read_bytes()
+    with path.open("r+b") as handle:
+        handle.write(data.replace(old, new))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@pytest.mark.parametrize("change", ["same size, time put back", "edit", "add", "remove",
+                                    "rename", "hard link"])
+def test_any_change_since_the_save_is_left_to_the_walk_and_seen(
+        filled: Store, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    _new_process(filled, listing=False)
+    bob = filled.root / "bob.md"
+    if change == "same size, time put back":
+        _edit_in_place_keeping_size_and_mtime(bob, b"trombone", b"zucchini")
+    elif change == "edit":
+        filled.write("/memories/bob.md", _md("bob", "Plays the zucchini now."))
+    elif change == "add":
+        filled.write("/memories/carol.md", _md("carol", "Grows zucchini."))
+    elif change == "remove":
+        filled.delete("/memories/bob.md")
+    elif change == "rename":
+        os.rename(bob, filled.root / "f" / "zucchini.md")
+    else:
+        os.link(filled.root / "alice.md", filled.root / "f" / "zucchini.md")
+    walks = _Walks(monkeypatch)
+    index, hits = _new_process(filled)
+    assert walks.count == 1  # the listing differed from the saved files: the walk decided
+    assert hits == _fresh(filled)
+    assert index.search("zucchini", 5) == _fresh(filled, "zucchini")
+    assert index.search("trombone", 5) == _fresh(filled, "trombone")
+
+
+def test_no_find_means_the_walk_as_before(filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    _new_process(filled, listing=False)
+    monkeypatch.setenv("PATH", "")
+    walks = _Walks(monkeypatch)
+    index, hits = _new_process(filled)
+    assert walks.count == 1 and index.tokenized == 0 and hits == _fresh(filled)
+
+
+def test_a_listing_for_other_names_or_another_root_is_not_taken(
+        filled: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _new_process(filled, listing=False)
+    _bm25walk.start(str(filled.root), (".txt",))
+    other = Store(tmp_path / "other", create=True)
+    _bm25walk.start(str(other.root), (".md",))
+    walks = _Walks(monkeypatch)
+    _, hits = _new_process(filled, listing=False)
+    assert walks.count == 1 and hits == _fresh(filled)
+    assert _bm25walk.take(str(other.root), (".md",)) is not None
+
+
+def _good(store: Store) -> tuple[bytes, bytes]:
+    _bm25walk.start(str(store.root), (".md",))
+    listing = _bm25walk.take(str(store.root), (".md",))
+    assert listing is not None and listing._process is not None
+    assert listing._process.wait() == 0
+    found = (_bm25walk._read_all(listing._paths_fd), _bm25walk._read_all(listing._numbers_fd))
+    listing.close()
+    return found
+
+
+def _record(numbers: bytes, index: int) -> bytearray:
+    width = _bm25walk._WIDTH
+    return bytearray(numbers[index * width:(index + 1) * width])
+
+
+def _with_record(numbers: bytes, index: int, record: bytes) -> bytes:
+    width = _bm25walk._WIDTH
+    return numbers[:index * width] + record + numbers[(index + 1) * width:]
+
+
+def _put(record: bytearray, end: int, text: bytes) -> bytes:
+    """``record`` with ``text`` right-aligned to end before column ``end``."""
+    record[end - len(text):end] = text
+    return bytes(record)
+
+
+def test_the_listing_reads_the_numbers_find_printed(filled: Store) -> None:
+    paths, numbers = _good(filled)
+    found = _bm25walk._parse(paths, numbers)
+    assert found is not None
+    assert {v: tuple(r) for v, r in zip(found[0], found[1].tolist(), strict=True)} \
+        == _walked(filled.root)
+    assert _bm25walk._parse(b"", b"") is not None
+    assert len(_bm25walk._parse(b"", b"")[1]) == 0  # type: ignore[index]
+
+
+@pytest.mark.parametrize("how", [
+    "a record short", "a record long", "a sign", "an exponent", "a blank inside a number",
+    "an inode too wide", "a blank in a fraction", "a digit past the nanoseconds",
+    "a point moved", "a time past 2262", "no separator", "one path fewer", "no final NUL",
+    "a name not UTF-8", "a number too wide for its columns",
+])
+def test_a_listing_not_in_the_expected_form_is_refused(filled: Store, how: str) -> None:
+    paths, numbers = _good(filled)
+    width = _bm25walk._WIDTH
+    size_end = width - 1
+    inode_end = _bm25walk._INT_WIDTH
+    record = _record(numbers, 3)
+    mtime_point = next(c for c, b in _bm25walk._FIXED if b == ord("."))
+    if how == "a record short":
+        numbers = numbers[:-1]
+    elif how == "a record long":
+        numbers += b" "
+    elif how == "a sign":
+        numbers = _with_record(numbers, 3, _put(record, size_end, b"-5"))
+    elif how == "an exponent":
+        numbers = _with_record(numbers, 3, _put(record, size_end, b"1e5"))
+    elif how == "a blank inside a number":
+        numbers = _with_record(numbers, 3, _put(record, size_end, b"12 34"))
+    elif how == "an inode too wide":
+        numbers = _with_record(numbers, 3, _put(record, inode_end, b"1" * inode_end))
+    elif how == "a blank in a fraction":
+        record[mtime_point + 1] = ord(" ")
+        numbers = _with_record(numbers, 3, bytes(record))
+    elif how == "a digit past the nanoseconds":
+        record[mtime_point + _bm25walk._FRACTION] = ord("7")
+        numbers = _with_record(numbers, 3, bytes(record))
+    elif how == "a point moved":
+        record[mtime_point], record[mtime_point - 1] = record[mtime_point - 1], record[mtime_point]
+        numbers = _with_record(numbers, 3, bytes(record))
+    elif how == "a time past 2262":
+        numbers = _with_record(numbers, 3, _put(record, mtime_point, b"9999999999"))
+    elif how == "no separator":
+        record[inode_end] = ord("1")
+        numbers = _with_record(numbers, 3, bytes(record))
+    elif how == "one path fewer":
+        paths = paths[paths.index(b"\0") + 1:]
+    elif how == "no final NUL":
+        paths = paths[:-1]
+    elif how == "a name not UTF-8":
+        paths = b"/memories/caf\xe9.md\0" + paths[paths.index(b"\0") + 1:]
+    else:  # the number pushes the record one column wider, as find would print it
+        numbers = numbers[:3 * width] + b" " + numbers[3 * width:]
+    assert _bm25walk._parse(paths, numbers) is None
+
+
+def test_a_listing_with_the_same_files_under_other_paths_proves_nothing(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Same inodes and fingerprints, two paths swapped: pairing by inode finds the paths differ.
+    _new_process(filled, listing=False)
+    paths, numbers = _good(filled)
+    names = paths[:-1].split(b"\0")
+    names[0], names[1] = names[1], names[0]
+    swapped = b"\0".join(names) + b"\0"
+    found = _bm25walk._parse(swapped, numbers)
+    assert found is not None
+
+    class Canned:
+        suffixes = (".md",)
+
+        @staticmethod
+        def result() -> object:
+            return found
+
+    monkeypatch.setattr(_bm25index, "take_listing", lambda root, suffixes: Canned())
+    walks = _Walks(monkeypatch)
+    index, hits = _new_process(filled, listing=False)
+    assert walks.count == 1 and hits == _fresh(filled)
+
+
+def test_the_listing_runs_beside_the_caller(filled: Store) -> None:
+    # The listing is another process: starting it returns at once, before find is done.
+    _bm25walk.start(str(filled.root), (".md",))
+    listing = _bm25walk._pending[str(filled.root)]
+    assert listing._process is not None and listing._process.pid != os.getpid()
+    found = listing.result()
+    assert found is not None and len(found[0]) == 42
+    assert np.all(found[1][:, 3] > 0)
+
+
+def test_the_listings_copies_of_store_constants_agree_with_the_store() -> None:
+    # _bm25walk and the fast command line load before memdir.store, so they keep copies.
+    from memdir.cli import _fasttool
+    from memdir.store import MARKDOWN
+
+    assert _bm25walk._VIRTUAL_ROOT == ROOT
+    assert _fasttool._MARKDOWN_SUFFIXES == MARKDOWN.suffixes
+
+
+def test_a_find_that_hangs_is_stopped_and_the_walk_answers(
+        filled: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _new_process(filled, listing=False)
+    stuck = tmp_path / "bin"
+    stuck.mkdir()
+    (stuck / "find").write_text("#!/bin/sh\nexec sleep 600\n")
+    (stuck / "find").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stuck}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(_bm25walk, "FIND_WAIT", 0.2)
+    _bm25walk.start(str(filled.root), (".md",))
+    listing = _bm25walk.take(str(filled.root), (".md",))
+    assert listing is not None
+    process = listing._process
+    assert process is not None
+    assert listing.result() is None
+    assert process.poll() is not None  # stopped, not left running
+    walks = _Walks(monkeypatch)
+    _, hits = _new_process(filled)
+    assert walks.count == 1 and hits == _fresh(filled)
