@@ -12,11 +12,14 @@
 - ``make-history STORE STEPS SEED``: give a store a history of STEPS snapshots,
   each after one to four seeded edits (an appended line, written through the
   store), for the history table and verify rows. Prints the seconds it took.
-- ``table-steps STORE N``: the first N steps of ``memdir history STORE table``,
-  measured as the table measures them (each distinct blob parsed once, then each
-  step's state measured whole with one shared ``Measurer``). Prints JSON: the CPU
-  seconds of parsing, of each step, and their mean, from which the whole table's
-  cost is extrapolated (and the rows, to compare versions).
+- ``table-steps STORE N [--no-b3]``: the first N rows of ``memdir history STORE
+  table``: ``measure_history`` itself, on the history cut to its first N steps.
+  Prints JSON: the CPU seconds of each step (from the progress calls; the first
+  includes reading and parsing the blobs), the mean of the later steps, from
+  which the whole table's cost is extrapolated, the mean CPU of each phase over
+  the later steps (the tree, Panel A, Panel B and, within Panel B, B3), and the
+  rows, to compare versions. ``--no-b3`` skips B3 (its column is then empty), to
+  time the rest of a step on its own.
 
 Run: ``python benchmarks/_scale_probes.py PROBE ARGS...`` with the version's code on
 ``PYTHONPATH``.
@@ -24,6 +27,7 @@ Run: ``python benchmarks/_scale_probes.py PROBE ARGS...`` with the version's cod
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -82,42 +86,64 @@ def make_history(root: Path, steps: int, seed: int) -> dict[str, float]:
     return {"seconds": time.perf_counter() - start, "steps": steps}
 
 
-def table_steps(root: Path, n: int) -> dict[str, object]:
+def _timed(owner: object, name: str, spent: dict[str, float], phase: str) -> None:
+    """Wrap ``owner.name`` so the CPU seconds of its calls add up in ``spent[phase]``."""
+    inner = getattr(owner, name)
+
+    def timed(*args: object, **kwargs: object) -> object:
+        start = _cpu()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent[phase] = spent.get(phase, 0.0) + _cpu() - start
+
+    setattr(owner, name, timed)
+
+
+class _FirstSteps:
+    """A history cut to its first ``n`` steps, for what ``measure_history`` reads of it."""
+
+    def __init__(self, history: object, n: int) -> None:
+        self.history, self.n = history, n
+
+    def step_changes(self) -> object:
+        return itertools.islice(self.history.step_changes(), self.n)  # type: ignore[attr-defined]
+
+    def read_blobs(self, blobs: object) -> object:
+        return self.history.read_blobs(blobs)  # type: ignore[attr-defined]
+
+
+def table_steps(root: Path, n: int, *, b3: bool = True) -> dict[str, object]:
     """CPU of the first ``n`` rows of the history table (see the module docstring)."""
-    from memdir.metrics import Measurer
-    from memdir.metrics._trajectory import TrajectoryRow
+    from memdir.metrics import Measurer, _measure, _taxonomy, measure_history
     from memdir.store import Store
     from memdir.store.history import History
 
-    history = History(Store(root))
-    measurer = Measurer()
-    steps = []
-    for step, changed in history.step_changes():
-        steps.append((step, changed))
-        if len(steps) == n:
-            break
-    start = _cpu()
-    wanted = {blob for _, changed in steps for path, blob in changed.items()
-              if blob is not None and path.endswith(".md")}
-    for blob, data in history.read_blobs(wanted).items():
-        measurer.summary(blob, data.decode("utf-8", errors="replace"))
-    parse = _cpu() - start
-    tree: dict[str, str] = {}
-    cpu: list[float] = []
-    rows: list[dict[str, object]] = []
-    for step, changed in steps:
-        for path, new in changed.items():
-            if new is None or not path.endswith(".md"):
-                tree.pop(path, None)
-            else:
-                tree[path] = new
-        before = _cpu()
-        metrics = measurer.measure_summaries(
-            {path: measurer.summary(blob, "") for path, blob in tree.items()})
-        cpu.append(_cpu() - before)
-        rows.append(TrajectoryRow(step, metrics).flat())
-    return {"steps": len(cpu), "parse_cpu": parse, "step_cpu": cpu,
-            "mean_step_cpu": statistics.fmean(cpu) if cpu else 0.0, "rows": rows}
+    spent: dict[str, float] = {}
+    _timed(Measurer, "tree", spent, "tree")
+    # Panel A: measure_shape in main's code, the sums kept with the tree in the new one
+    _timed(_measure, "_shape" if hasattr(_measure, "_shape") else "measure_shape", spent,
+           "panel A")
+    _timed(_measure, "measure_taxonomy", spent, "panel B")
+    if not b3:
+        _taxonomy._b3 = lambda *args, **kwargs: (None, [], 0)  # type: ignore[attr-defined]
+    _timed(_taxonomy, "_b3", spent, "B3")
+    marks = [_cpu()]
+
+    def progress(done: int, total: int) -> None:
+        marks.append(_cpu())
+        if done == 1:
+            spent.clear()  # the phases of the steps after the first (which builds from nothing)
+
+    trajectory = measure_history(_FirstSteps(History(Store(root)), n),  # type: ignore[arg-type]
+                                 measurer=Measurer(), progress=progress)
+    cpu = [b - a for a, b in itertools.pairwise(marks)]
+    later = len(cpu) - 1
+    phases = {name: value / later for name, value in spent.items()} if later else {}
+    return {"steps": len(cpu), "step_cpu": cpu,
+            "first_step_cpu": cpu[0] if cpu else 0.0,
+            "mean_later_step_cpu": statistics.fmean(cpu[1:]) if later else 0.0,
+            "later_phase_cpu": phases, "rows": trajectory.table()}
 
 
 def serve_set(root: Path, name: str, port: int) -> None:
@@ -141,7 +167,7 @@ def main() -> None:
     elif probe == "make-history":
         out = make_history(Path(args[0]), int(args[1]), int(args[2]))
     elif probe == "table-steps":
-        out = table_steps(Path(args[0]), int(args[1]))
+        out = table_steps(Path(args[0]), int(args[1]), b3="--no-b3" not in args[2:])
     else:
         raise SystemExit(f"unknown probe {probe!r}: snapshots, make-history or table-steps")
     print(json.dumps(out))

@@ -77,3 +77,17 @@ def test_the_table_steps_probe_gives_the_tables_first_rows(tmp_path: Path) -> No
     assert out["steps"] == 3 and len(out["step_cpu"]) == 3
     assert out["rows"] == json.loads(json.dumps(table[:3]))
     assert len(table) == 4  # the probe stopped after three of the four steps
+
+
+def test_the_table_steps_probe_times_each_phase_and_can_skip_b3(tmp_path: Path) -> None:
+    made = make_scale_store(tmp_path / "store", 60, seed=3)
+    subprocess.run([sys.executable, str(BENCH / "_scale_probes.py"), "make-history",
+                    str(made.root), "3", "5"], capture_output=True, text=True, check=True)
+    probe = subprocess.run([sys.executable, str(BENCH / "_scale_probes.py"), "table-steps",
+                            str(made.root), "3", "--no-b3"], capture_output=True, text=True,
+                           check=True)
+    out = json.loads(probe.stdout)
+    assert [row["b3"] for row in out["rows"]] == [None, None, None]
+    assert all(row["b2"] is not None for row in out["rows"])
+    assert set(out["later_phase_cpu"]) == {"tree", "panel A", "panel B", "B3"}
+    assert out["later_phase_cpu"]["B3"] <= out["later_phase_cpu"]["panel B"]

@@ -8,10 +8,10 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 from memdir.metrics._files import FileSummary, summarize
-from memdir.metrics._shape import ShapeMetrics, XrefResolver, measure_shape, state_resolver
+from memdir.metrics._shape import Dangling, ShapeMetrics, XrefResolver, gini, state_resolver
 from memdir.metrics._taxonomy import MIN_UNIT_CHARS, TaxonomyMetrics, measure_taxonomy
 from memdir.metrics._text import TfidfCache
-from memdir.metrics._tree import HeadingDepth, StoreTree, build_tree
+from memdir.metrics._tree import HeadingDepth, StoreTree, TreeBuilder, TreeCounts
 from memdir.store import Document, Store, StoreError, XRef, check_xref, find_section
 
 __all__ = ["Measurer", "StoreMetrics", "measure_state", "measure_store", "read_state"]
@@ -34,7 +34,12 @@ class Measurer:
     """Measures store states, keeping parsed files and term counts between calls.
 
     Files are cached by a content key (a git blob id, or a digest of the text), so
-    a history of many snapshots parses each distinct file version once.
+    a history of many snapshots parses each distinct file version once. The tree
+    of each state is built from the last one (see :class:`~memdir.metrics._tree.TreeBuilder`),
+    and Panel A's sums come with it, so a state that differs from the last in a few
+    files costs little more than those files, besides Panel B (refitted on every state).
+    Trees measured by one ``Measurer`` share what did not change: treat them as
+    read-only.
 
     Args:
         heading_depth: How headings add depth (see :func:`memdir.metrics.build_tree`).
@@ -59,6 +64,9 @@ class Measurer:
         self.labels_cache = TfidfCache()
         self._summaries: dict[str, FileSummary] = {}
         self._sections: dict[tuple[str, tuple[str, ...]], bool] = {}
+        self._builder = TreeBuilder(heading_depth)
+        self._refs: dict[tuple[str, tuple[str, ...]], tuple[FileSummary | None, str | None]] = {}
+        """(target, section) -> the target's summary when resolved, and why it did not resolve."""
 
     def summary(self, key: str, text: str) -> FileSummary:
         """The parsed form of a file version, cached under ``key``."""
@@ -73,15 +81,23 @@ class Measurer:
         return key in self._summaries
 
     def tree(self, files: Mapping[str, FileSummary]) -> StoreTree:
-        """The combined tree of parsed files."""
-        return build_tree(files, self.heading_depth)
+        """The combined tree of parsed files (built from the last tree this measurer built)."""
+        if self._builder.mode != self.heading_depth:
+            self._builder = TreeBuilder(self.heading_depth)
+        return self._builder.build(files)
 
     def measure_summaries(
         self, files: Mapping[str, FileSummary], resolver: XrefResolver | None = None
     ) -> StoreMetrics:
-        """Measure a state given as path -> parsed file."""
+        """Measure a state given as path -> parsed file.
+
+        Args:
+            files: Agent path -> parsed file.
+            resolver: Checks each cross-reference; by default against ``files``
+                (answers kept while a reference's target is the same file version).
+        """
         tree = self.tree(files)
-        shape = measure_shape(tree, resolver or state_resolver(tree, self._sections))
+        shape = _shape(tree, self._builder.counts, resolver or self._state_resolver(tree))
         taxonomy = measure_taxonomy(
             tree,
             units_cache=self.units_cache,
@@ -92,6 +108,23 @@ class Measurer:
         )
         return StoreMetrics(shape, taxonomy, tree)
 
+    def _state_resolver(self, tree: StoreTree) -> XrefResolver:
+        """:func:`state_resolver` for ``tree``, each answer kept while its target is unchanged."""
+        resolve = state_resolver(tree, self._sections)
+        known = self._refs
+
+        def cached(ref: XRef) -> str | None:
+            target = tree.files.get(ref.target)
+            key = (ref.target, ref.section)
+            hit = known.get(key)
+            if hit is not None and hit[0] is target:
+                return hit[1]
+            reason = resolve(ref)
+            known[key] = (target, reason)
+            return reason
+
+        return cached
+
     def measure(self, files: Mapping[str, str]) -> StoreMetrics:
         """Measure a state given as agent-facing path -> text (non-``.md`` paths ignored)."""
         summaries = {
@@ -100,6 +133,38 @@ class Measurer:
             if path.endswith(".md")
         }
         return self.measure_summaries(summaries)
+
+
+def _shape(tree: StoreTree, counts: TreeCounts, resolve: XrefResolver) -> ShapeMetrics:
+    """Panel A from the builder's sums, as :func:`~memdir.metrics.measure_shape` computes it.
+
+    The sums make every count but the dangling references (each reference is
+    resolved) and the size Gini (the units' sizes) free of a walk over the nodes.
+    """
+    dangling: list[Dangling] = []
+    for path, summary in tree.files.items():
+        for ref in summary.xrefs:
+            reason = resolve(ref)
+            if reason is not None:
+                dangling.append(Dangling(path, ref.line, ref.target, reason))
+    leaves = counts.leaves if tree.files else 0
+    sackin = counts.sackin if tree.files else 0
+    return ShapeMetrics(
+        folders=counts.folders,
+        files=len(tree.files),
+        sections=counts.sections,
+        bytes=counts.bytes,
+        units=len(tree.units),
+        leaves=leaves,
+        sackin=sackin,
+        mean_leaf_depth=sackin / leaves if leaves else None,
+        max_depth=max(counts.depths, default=0),
+        # every node but the root is one child of one node
+        mean_fanout=(len(tree.nodes) - 1) / counts.internal if counts.internal else None,
+        size_gini=gini([u.bytes for u in tree.units]),
+        xrefs=counts.xrefs,
+        dangling=dangling,
+    )
 
 
 def _digest(text: str) -> str:

@@ -1,18 +1,23 @@
 """Metrics over every snapshot of a history: the store's growth table M_t.
 
 Each distinct file version (git blob) is read and parsed once, and each distinct
-text is tokenised once, so measuring a long history costs little more per step
-than assembling its tree and re-weighting cached term counts.
+text is tokenised once. Each step's tree is the last step's with the changed
+files' parts made again (:class:`~memdir.metrics._tree.TreeBuilder`), so a step
+costs Panel B's weighting of cached term counts (refitted on every state, as a
+fresh measurement does) and little else in proportion to the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from scipy import sparse
 
 from memdir.metrics._files import FileSummary
 from memdir.metrics._measure import Measurer, StoreMetrics
 from memdir.metrics._shape import SHAPE_COLUMNS
+from memdir.metrics._text import TfidfCache
 from memdir.store.history import History, Step
 from memdir.tables import Table
 
@@ -81,6 +86,28 @@ class Trajectory:
         return self.as_table().grid()
 
 
+class _LastMatrix(TfidfCache):
+    """A term cache that gives its last matrix back for as long as it is asked for the same texts.
+
+    (``TfidfCache(keep_last=True)`` gives it back once.) The texts are compared
+    item by item, identity first, so unchanged labels cost one pass in C.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._kept: tuple[list[str], sparse.csr_matrix] | None = None
+
+    def matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """See :meth:`TfidfCache.matrix`; treat the result as read-only."""
+        wanted = texts if isinstance(texts, list) else list(texts)
+        if self._kept is not None and self._kept[0] == wanted:
+            return self._kept[1]
+        self._kept = None
+        result = super().matrix(wanted)
+        self._kept = (wanted, result)
+        return result
+
+
 def measure_history(
     history: History,
     *,
@@ -108,17 +135,21 @@ def measure_history(
     for blob, data in history.read_blobs(wanted).items():
         measurer.summary(blob, data.decode("utf-8", errors="replace"))
     rows: list[TrajectoryRow] = []
-    tree: dict[str, str] = {}
-    for number, (step, changed) in enumerate(zip(steps, changes, strict=True), start=1):
-        for path, new in changed.items():
-            if new is None or not path.endswith(".md"):
-                tree.pop(path, None)
-            else:
-                tree[path] = new
-        files: dict[str, FileSummary] = {
-            path: measurer.summary(blob, "") for path, blob in tree.items()
-        }
-        rows.append(TrajectoryRow(step, measurer.measure_summaries(files)))
-        if progress is not None:
-            progress(number, len(steps))
+    files: dict[str, FileSummary] = {}
+    labels = measurer.labels_cache
+    # From one step to the next the labels change only where files were added, moved or
+    # re-headed: keeping the last label matrix makes B1's weighting free in between.
+    measurer.labels_cache = _LastMatrix()
+    try:
+        for number, (step, changed) in enumerate(zip(steps, changes, strict=True), start=1):
+            for path, new in changed.items():
+                if new is None or not path.endswith(".md"):
+                    files.pop(path, None)
+                else:
+                    files[path] = measurer.summary(new, "")
+            rows.append(TrajectoryRow(step, measurer.measure_summaries(files)))
+            if progress is not None:
+                progress(number, len(steps))
+    finally:
+        measurer.labels_cache = labels
     return Trajectory(rows)

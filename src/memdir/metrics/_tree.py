@@ -17,14 +17,19 @@ a file without headings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
 from memdir.metrics._files import FileSummary
 from memdir.store import ROOT
 
-__all__ = ["HeadingDepth", "Node", "StoreTree", "Unit", "build_tree", "label_words"]
+__all__ = [
+    "FileCounts", "HeadingDepth", "Node", "StoreTree", "TreeBuilder", "TreeCounts", "Unit",
+    "build_tree", "label_words",
+]
 
 HeadingDepth = Literal["nesting", "level"]
 NodeKind = Literal["root", "folder", "file", "heading"]
@@ -106,81 +111,256 @@ def _folder_tree(paths: list[str]) -> dict[str, object]:
     return top
 
 
-class _Builder:
-    def __init__(self, files: Mapping[str, FileSummary], mode: HeadingDepth) -> None:
-        if mode not in ("nesting", "level"):
-            raise ValueError(f"heading_depth must be 'nesting' or 'level', not {mode!r}")
-        self.files = files
-        self.mode = mode
-        self.nodes: list[Node] = [Node(0, "root", ROOT, "", ROOT, -1, 0)]
-        self.units: list[Unit] = []
+@dataclass(frozen=True, slots=True)
+class FileCounts:
+    """What one file adds to Panel A's sums, wherever it sits (depths relative to the file).
 
-    def add(self, kind: NodeKind, name: str, label: str, path: str, parent: int,
-            depth: int, level: int = 0, description: str = "") -> int:
-        node = Node(len(self.nodes), kind, name, label, path, parent, depth, level, description)
-        self.nodes.append(node)
-        self.nodes[parent].children.append(node.id)
-        return node.id
+    Attributes:
+        sections: Its headings.
+        leaves: Its nodes without children (the file itself when it has no heading).
+        leaf_depth: The sum of its leaves' depths below the file node.
+        internal: Its nodes with children (the file and its headings that have sub-headings).
+        max_depth: Its deepest node's depth below the file node.
+    """
 
-    def folder(self, level: dict[str, object], parent: int, prefix: str) -> None:
-        """Add a folder level depth first (sub-folders, then files, each sorted), iteratively.
+    sections: int
+    leaves: int
+    leaf_depth: int
+    internal: int
+    max_depth: int
 
-        An explicit stack instead of recursion: a store a thousand folders deep is
-        measured like any other.
-        """
-        stack: list[tuple[str, object, str, int, str]] = [("level", level, "", parent, prefix)]
-        while stack:
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """One file's nodes and units, placed at one position of a tree.
+
+    Node ids are absolute, so a block is reused as it is only at the same place
+    (``base``, ``parent``, ``depth``); its nodes alone are reused when the file's
+    headings and description are the same (the same ``shape``).
+    """
+
+    summary: FileSummary
+    base: int
+    parent: int
+    depth: int
+    nodes: tuple[Node, ...]
+    units: tuple[Unit, ...]
+    counts: FileCounts
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cycle collector while a tree's many small objects are made.
+
+    Nodes, units and blocks hold no cycles, but each few hundred new objects set off
+    a collection that walks the objects already alive (every parsed file and, in a
+    history, every row): over half of a whole build at 10,000 files went there.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _shape(summary: FileSummary) -> tuple[object, ...]:
+    """What a file's nodes depend on besides their place: description and heading outline."""
+    return (summary.description, *((h.level, h.text, h.parent) for h in summary.headings))
+
+
+@dataclass(slots=True)
+class TreeCounts:
+    """Panel A's sums over the whole tree, kept by :class:`TreeBuilder` with each tree."""
+
+    folders: int = 0
+    sections: int = 0
+    bytes: int = 0
+    leaves: int = 0
+    sackin: int = 0
+    internal: int = 0
+    xrefs: int = 0
+    depths: dict[int, int] = field(default_factory=dict)
+    """How many files reach each greatest depth (the tree's maximum is the largest key)."""
+
+    def add(self, block: _Block, sign: int) -> None:
+        """Count a file's block in (``sign`` 1) or out (``sign`` -1)."""
+        c = block.counts
+        self.sections += sign * c.sections
+        self.bytes += sign * block.summary.bytes
+        self.leaves += sign * c.leaves
+        self.sackin += sign * (c.leaf_depth + c.leaves * block.depth)
+        self.internal += sign * c.internal
+        self.xrefs += sign * len(block.summary.xrefs)
+        deepest = block.depth + c.max_depth
+        left = self.depths.get(deepest, 0) + sign
+        if left:
+            self.depths[deepest] = left
+        else:
+            del self.depths[deepest]
+
+
+class TreeBuilder:
+    """Builds combined trees, reusing what it built for the files that did not change.
+
+    Each file's nodes and units are kept with the position they were built at.
+    When a new state has the same paths and the changed files keep their
+    headings and description, the node list is the last one (shared) and only
+    the changed files' units are made again; otherwise the folders are laid out
+    again and each file's block is reused where it lands at the same place.
+    The trees are those :func:`build_tree` gives; trees from one builder share
+    the nodes and units that did not change, so treat them as read-only.
+
+    Args:
+        heading_depth: How headings add depth; see the module notes.
+    """
+
+    def __init__(self, heading_depth: HeadingDepth = "nesting") -> None:
+        if heading_depth not in ("nesting", "level"):
+            raise ValueError(
+                f"heading_depth must be 'nesting' or 'level', not {heading_depth!r}")
+        self.mode: HeadingDepth = heading_depth
+        self._blocks: dict[str, _Block] = {}
+        self._unit_start: dict[str, int] = {}
+        self._last: StoreTree | None = None
+        self.counts = TreeCounts()
+        """Panel A's sums for the last tree built."""
+
+    @property
+    def last(self) -> StoreTree | None:
+        """The last tree built."""
+        return self._last
+
+    def build(self, files: Mapping[str, FileSummary]) -> StoreTree:
+        """The combined tree of ``files`` (agent path -> summary; non-``.md`` paths ignored)."""
+        last = self._last
+        tree = None if last is None else self._update(last, files)
+        if tree is None:
+            with _collector_paused():
+                tree = self._rebuild(files)
+        self._last = tree
+        return tree
+
+    def _update(self, last: StoreTree, files: Mapping[str, FileSummary]) -> StoreTree | None:
+        """The new tree when only files' bodies changed, or None when the layout must change."""
+        old = last.files
+        if len(old) != sum(1 for p in files if p.endswith(".md")):
+            return None
+        changed: list[tuple[str, FileSummary]] = []
+        for path, summary in files.items():
+            before = old.get(path)
+            if before is summary:
+                continue
+            if before is None:
+                if path.endswith(".md"):
+                    return None  # a new path (and so one gone): the layout changes
+                continue
+            if _shape(before) != _shape(summary):
+                return None
+            changed.append((path, summary))
+        if not changed:
+            return StoreTree(last.nodes, last.units, last.files)  # shared: read-only
+        units = list(last.units)
+        new_files = dict(old)
+        for path, summary in changed:
+            block = self._blocks[path]
+            self.counts.add(block, -1)
+            block = self._place(path, summary, block.base, block.parent, block.depth, block)
+            self.counts.add(block, 1)
+            self._blocks[path] = block
+            start = self._unit_start[path]
+            units[start : start + len(block.units)] = block.units
+            new_files[path] = summary
+        return StoreTree(last.nodes, units, new_files)
+
+    def _rebuild(self, files: Mapping[str, FileSummary]) -> StoreTree:
+        """Lay the folders out again, reusing each file's block where it lands in place."""
+        paths = sorted(p for p in files if p.endswith(".md"))
+        nodes: list[Node] = [Node(0, "root", ROOT, "", ROOT, -1, 0)]
+        blocks: dict[str, _Block] = {}
+        counts = TreeCounts()
+        stack: list[tuple[str, object, str, int, str]] = [
+            ("level", _folder_tree(paths), "", 0, ROOT)]
+        while stack:  # an explicit stack: a store a thousand folders deep is measured too
             kind, item, name, parent, prefix = stack.pop()
             if kind == "level":
                 assert isinstance(item, dict)
                 folders = sorted(k for k in item if k.endswith("/"))
-                files = sorted(k for k in item if not k.endswith("/"))
+                names = sorted(k for k in item if not k.endswith("/"))
                 tasks = [("folder", item[k], k[:-1], parent, prefix) for k in folders]
-                tasks += [("file", item[k], k, parent, prefix) for k in files]
+                tasks += [("file", item[k], k, parent, prefix) for k in names]
                 stack.extend(reversed(tasks))
                 continue
-            depth = self.nodes[parent].depth + 1
+            depth = nodes[parent].depth + 1
+            nodes[parent].children.append(len(nodes))
             if kind == "folder":
                 path = f"{prefix}/{name}"
-                node = self.add("folder", name, label_words(name), path, parent, depth)
-                stack.append(("level", item, "", node, path))
-            else:
-                assert isinstance(item, str)
-                self.file(item, name, parent, depth)
+                nodes.append(Node(len(nodes), "folder", name, label_words(name), path, parent,
+                                  depth))
+                counts.folders += 1
+                stack.append(("level", item, "", len(nodes) - 1, path))
+                continue
+            assert isinstance(item, str)
+            summary = files[item]
+            block = self._blocks.get(item)
+            if block is None or block.base != len(nodes) or block.parent != parent \
+                    or block.depth != depth:
+                block = self._place(item, summary, len(nodes), parent, depth, None)
+            elif block.summary is not summary:
+                same = _shape(block.summary) == _shape(summary)
+                block = self._place(item, summary, len(nodes), parent, depth,
+                                    block if same else None)
+            nodes.extend(block.nodes)
+            blocks[item] = block
+            counts.add(block, 1)
+        if paths:
+            counts.internal += 1 + counts.folders  # the root and every folder have children
+        units: list[Unit] = []
+        starts: dict[str, int] = {}
+        for path in paths:
+            starts[path] = len(units)
+            units.extend(blocks[path].units)
+        self._blocks, self._unit_start, self.counts = blocks, starts, counts
+        return StoreTree(nodes, units, {p: files[p] for p in paths})
 
-    def file(self, path: str, name: str, parent: int, depth: int) -> None:
-        summary = self.files[path]
+    def _place(self, path: str, summary: FileSummary, base: int, parent: int, depth: int,
+               like: _Block | None) -> _Block:
+        """A file's block at ``base``, with the nodes and counts of ``like`` when given."""
+        if like is not None:
+            nodes, counts = like.nodes, like.counts
+        else:
+            nodes, counts = self._nodes(path, summary, base, parent, depth)
+        units = sorted(
+            (Unit(nodes[u.heading + 1].path, base + u.heading + 1, nodes[u.heading + 1].parent,
+                  path, u.line, u.text, len(u.text.encode("utf-8")))
+             for u in summary.units),
+            key=lambda u: (u.line, u.key))
+        return _Block(summary, base, parent, depth, nodes, tuple(units), counts)
+
+    def _nodes(self, path: str, summary: FileSummary, base: int, parent: int, depth: int
+               ) -> tuple[tuple[Node, ...], FileCounts]:
+        """A file's node and its headings' nodes (ids from ``base``), and what they count."""
+        name = path.rsplit("/", 1)[1]
         label = f"{label_words(name)} {summary.description}".strip()
-        file_node = self.add("file", name, label, path, parent, depth,
-                             description=summary.description)
-        top = min((h.level for h in summary.headings), default=1) - 1
-        ids: list[int] = []
-        for head in summary.headings:
-            parent_id = file_node if head.parent < 0 else ids[head.parent]
-            parent_node = self.nodes[parent_id]
-            parent_level = top if head.parent < 0 else parent_node.level
-            step = 1 if self.mode == "nesting" else head.level - parent_level
-            trail = _trail(summary, head.parent) + [head.text]
-            ids.append(
-                self.add("heading", head.text, head.text, f"{path} > {' > '.join(trail)}",
-                         parent_id, parent_node.depth + step, level=head.level)
-            )
-        for unit in summary.units:
-            node = file_node if unit.heading < 0 else ids[unit.heading]
-            key = self.nodes[node].path
-            size = len(unit.text.encode("utf-8"))
-            self.units.append(
-                Unit(key, node, self.nodes[node].parent, path, unit.line, unit.text, size)
-            )
-
-
-
-def _trail(summary: FileSummary, parent: int) -> list[str]:
-    trail: list[str] = []
-    while parent >= 0:
-        trail.append(summary.headings[parent].text)
-        parent = summary.headings[parent].parent
-    return trail[::-1]
+        made = [Node(base, "file", name, label, path, parent, depth,
+                     description=summary.description)]
+        heads = summary.headings
+        top = min((h.level for h in heads), default=1) - 1
+        nesting = self.mode == "nesting"
+        for k, head in enumerate(heads):
+            up = made[head.parent + 1]  # the file node when the heading has no parent heading
+            up_level = top if head.parent < 0 else up.level
+            step = 1 if nesting else head.level - up_level
+            node = Node(base + 1 + k, "heading", head.text, head.text,
+                        f"{up.path} > {head.text}", up.id, up.depth + step, head.level)
+            up.children.append(node.id)
+            made.append(node)
+        leaves = [n.depth - depth for n in made if not n.children]
+        counts = FileCounts(sections=len(heads), leaves=len(leaves), leaf_depth=sum(leaves),
+                            internal=len(made) - len(leaves),
+                            max_depth=max(n.depth for n in made) - depth)
+        return tuple(made), counts
 
 
 def build_tree(
@@ -192,8 +372,4 @@ def build_tree(
         files: Agent-facing path (``/memories/...``, ``.md`` only) -> summary.
         heading_depth: How headings add depth; see the module notes.
     """
-    paths = sorted(p for p in files if p.endswith(".md"))
-    builder = _Builder(files, heading_depth)
-    builder.folder(_folder_tree(paths), 0, ROOT)
-    units = sorted(builder.units, key=lambda u: (u.file, u.line, u.key))
-    return StoreTree(builder.nodes, units, {p: files[p] for p in paths})
+    return TreeBuilder(heading_depth).build(files)
