@@ -119,3 +119,37 @@ def test_summary_headings_are_the_store_parser_headings(
         (s.heading.level, s.heading.text, s.start) for s in doc.sections
     ]
     assert len(sections(doc.body)) == len(summary.headings)
+
+
+def test_walked_targets_skip_the_path_check_with_the_same_answers(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from memdir.metrics import _measure
+    from memdir.store import MAX_DEPTH
+
+    for path, text in REFS.items():
+        store.create(path, text)
+    deep = store.root.joinpath(*[f"d{k}" for k in range(MAX_DEPTH)], "deep.md")
+    deep.parent.mkdir(parents=True)
+    deep.write_text(fm("deep", "Too deep for the store") + "x\n")
+    os.symlink(store.root / "people" / "alice.md", store.root / "people" / "link.md")
+    deep_path = "/memories/" + "/".join(f"d{k}" for k in range(MAX_DEPTH)) + "/deep.md"
+    store.write("/memories/cites.md", fm("cites", "Cites odd targets")
+                + f"see {deep_path}\nsee /memories/people/link.md\n"
+                + "see /memories/people/alice.md > # Work\n")
+    checked: list[str] = []
+    real_check = _measure.check_xref
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        checked.append(args[1].target)
+        return real_check(*args, **kwargs)
+
+    monkeypatch.setattr(_measure, "check_xref", counted)
+    new = measure_store(store).shape.dangling
+    assert "/memories/people/alice.md" not in checked  # a walked file: no realpath
+    assert "/memories/people/bob.md" in checked and "/memories/people/link.md" in checked
+    monkeypatch.setattr(_measure, "_walked_file", lambda *args: False)  # every target checked
+    old = measure_store(store).shape.dangling
+    assert new == old
+    assert {d.target for d in new} >= {"/memories/people/bob.md", "/memories/people/link.md"}

@@ -210,6 +210,16 @@ def measure_state(files: Mapping[str, str], *, seed: int = 0,
     return Measurer(seed=seed, heading_depth=heading_depth).measure(files)
 
 
+def _walked_file(store: Store, target: str, walked: Mapping[str, object]) -> bool:
+    if target not in walked:
+        return False
+    try:
+        store.split(target, "file")
+    except StoreError:  # a name the store refuses: check_xref says why
+        return False
+    return True
+
+
 def measure_store(store: Store, *, seed: int = 0, heading_depth: HeadingDepth = "nesting",
                   measurer: Measurer | None = None,
                   unreadable: dict[str, str] | None = None) -> StoreMetrics:
@@ -230,10 +240,13 @@ def measure_store(store: Store, *, seed: int = 0, heading_depth: HeadingDepth = 
         """:func:`check_xref`'s answer, each target checked once.
 
         Sections are looked for in the summary already parsed, so a store of many
-        references reads no file twice.
+        references reads no file twice. A target spelled as the path of a file the
+        walk just read, a path the store accepts, is a file (as lint takes it): only
+        other spellings go through the store's path check, a ``realpath`` each.
         """
         if ref.target not in targets:
-            targets[ref.target] = check_xref(store, XRef(ref.target, (), ref.line))
+            targets[ref.target] = None if _walked_file(store, ref.target, summaries) else \
+                check_xref(store, XRef(ref.target, (), ref.line))
         problem = targets[ref.target]
         if problem is not None or not ref.section:
             return problem
