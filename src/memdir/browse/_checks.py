@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from memdir.browse._context import Browser, fingerprint
 from memdir.browse._sources import BrowsedStore
 from memdir.metrics import HealthReport, health_report
-from memdir.store import Finding, conflict_findings, lint_store
+from memdir.store import Finding, conflict_findings, has_conflict, lint_store
 
 __all__ = ["INLINE_CHECK_FILES", "Alarm", "Checks", "checks_for"]
 
@@ -74,9 +74,11 @@ def _alarms(report: HealthReport) -> list[Alarm]:
                      f"marker: {', '.join(s.values)}", (s.path,), s.lines[0] if s.lines else None)
                for s in report.stale_facts]
     files = report.metrics.tree.files
+    # Bodies are joined from their pieces when asked for: keep only those with a conflict,
+    # not a second copy of every text.
+    conflicted = {p: body for p, f in files.items() if has_conflict(body := f.body)}
     alarms += [Alarm("sync conflict", message, (path,), line) for path, line, message in
-               conflict_findings({p: f.body for p, f in files.items()},
-                                 {p: f.body_line for p, f in files.items()})]
+               conflict_findings(conflicted, {p: files[p].body_line for p in conflicted})]
     return alarms
 
 
