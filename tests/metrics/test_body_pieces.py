@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from adversarial_text import BODY, FILES, LINE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,17 +20,6 @@ from memdir.metrics._alarms import _long_enough, find_stale_descriptions
 from memdir.metrics._files import summarize
 from memdir.metrics._text import TfidfCache, term_counts
 from memdir.metrics._tree import build_tree
-
-WORD = st.sampled_from(["cat", "the", "Mat", "ΑΣ", "σς", "İx", "ﬁne", "x1", "_", "a", "b2b",
-                        "über", "ΣΑΣ", "of", "THE", "ǅz", "9"])
-GAP = st.sampled_from([" ", "", "\t", "\u00a0", "\x1c", "\x85", "\u2028", "\u3000", ".", "'",
-                       "\u0301", "-", ":", "\r"])
-LINE = st.lists(st.one_of(WORD, GAP), max_size=8).map("".join)
-MARKS = st.sampled_from(["", "# ", "## ", "### ", "#", "    ", "- ", "```", "> ", "==="])
-BODY = st.lists(st.tuples(MARKS, LINE).map("".join), max_size=12).map("\n".join)
-FRONT = st.sampled_from(["", "---\nname: f\ndescription: the cat Mat\n---\n",
-                         "---\nname: f\ndescription: ΑΣ über\n---"])
-FILES = st.tuples(FRONT, BODY).map("".join)
 
 
 @settings(max_examples=300, deadline=None)

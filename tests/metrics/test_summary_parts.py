@@ -9,23 +9,13 @@ kind of whitespace Python strips).
 from __future__ import annotations
 
 import numpy as np
+from adversarial_text import FILES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memdir.metrics._files import summarize
 from memdir.metrics._text import analyzer
 from memdir.store import parse_document, sections
-
-WORD = st.sampled_from(["cat", "the", "Mat", "ΑΣ", "σς", "İx", "ﬁne", "x1", "_", "a", "b2b",
-                        "über", "ΣΑΣ", "of", "THE", "ǅz", "9"])
-GAP = st.sampled_from([" ", "", "\t", "\u00a0", "\x1c", "\x85", "\u2028", "\u3000", ".", "'",
-                       "\u0301", "-", ":", "\r"])
-LINE = st.lists(st.one_of(WORD, GAP), max_size=8).map("".join)
-MARKS = st.sampled_from(["", "# ", "## ", "### ", "#", "    ", "- ", "```", "> ", "==="])
-BODY = st.lists(st.tuples(MARKS, LINE).map("".join), max_size=12).map("\n".join)
-FRONT = st.sampled_from(["", "---\nname: f\ndescription: the cat Mat\n---\n",
-                         "---\nname: f\ndescription: ΑΣ über\n---"])
-FILES = st.tuples(FRONT, BODY).map("".join)
 
 
 def _cut_at_whitespace(text: str, cut: int) -> bool:

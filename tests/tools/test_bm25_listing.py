@@ -10,32 +10,27 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bm25_store import (
+    QUERY,
+    edit_in_place_keeping_size_and_mtime,
+    filled_store,
+    note,
+    saved_index,
+)
 
 from memdir.store import ROOT, Store
 from memdir.store._paths import open_root
 from memdir.store._tree import memory_files
 from memdir.tools import _bm25index, _bm25walk
-from memdir.tools._bm25index import INDEX_FILE, FileIndex, Hit
+from memdir.tools._bm25index import FileIndex, Hit
 
 pytestmark = pytest.mark.skipif(
     shutil.which("find") is None or not hasattr(os, "memfd_create"),
     reason="the listing needs GNU find and memfd_create")
 
-QUERY = "trombone hiking compilers"
-
-
-def _md(name: str, body: str) -> str:
-    return f"---\nname: {name}\ndescription: Notes on {name}\n---\n{body}\n"
-
-
 @pytest.fixture
 def filled(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "s", create=True)
-    for i in range(40):
-        store.write(f"/memories/f/g{i % 3}/note-{i}.md", _md(f"note-{i}", f"word{i} filler {i}"))
-    store.write("/memories/alice.md", _md("alice", "Works on compilers. Likes hiking."))
-    store.write("/memories/bob.md", _md("bob", "Plays the trombone."))
-    return store
+    return filled_store(tmp_path / "s", folders=3, filler="filler")
 
 
 @pytest.fixture(autouse=True)
@@ -58,15 +53,11 @@ class _Walks:
         monkeypatch.setattr(_bm25index, "memory_files", counted)
 
 
-def _saved(store: Store) -> Path:
-    return store.root / ".memdir" / INDEX_FILE
-
-
 def _new_process(store: Store, *, listing: bool = True) -> tuple[FileIndex, list[Hit]]:
     """A new process: the listing started first, then a new index, one refresh, one search."""
     if listing:
         _bm25walk.start(str(store.root), store.names.suffixes)
-    index = FileIndex(store, saved=_saved(store))
+    index = FileIndex(store, saved=saved_index(store))
     index.refresh()
     return index, index.search(QUERY, 5)
 
@@ -136,17 +127,6 @@ def test_an_unchanged_store_is_proven_by_the_listing_without_a_walk(
     assert walks.count in (before, before + 1)  # a change feed, or a walk of its own
 
 
-def _edit_in_place_keeping_size_and_mtime(path: Path, old: bytes, new: bytes) -> None:
-    assert len(old) == len(new)
-    st = path.stat()
-    data = path.read_bytes()
-    with path.open("r+b") as handle:
-        handle.write(data.replace(old, new))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    after = path.stat()
-    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
-        st.st_ino, st.st_size, st.st_mtime_ns)
-
 
 @pytest.mark.parametrize("change", ["same size, time put back", "edit", "add", "remove",
                                     "rename", "hard link"])
@@ -155,11 +135,11 @@ def test_any_change_since_the_save_is_left_to_the_walk_and_seen(
     _new_process(filled, listing=False)
     bob = filled.root / "bob.md"
     if change == "same size, time put back":
-        _edit_in_place_keeping_size_and_mtime(bob, b"trombone", b"zucchini")
+        edit_in_place_keeping_size_and_mtime(bob, b"trombone", b"zucchini")
     elif change == "edit":
-        filled.write("/memories/bob.md", _md("bob", "Plays the zucchini now."))
+        filled.write("/memories/bob.md", note("bob", "Plays the zucchini now."))
     elif change == "add":
-        filled.write("/memories/carol.md", _md("carol", "Grows zucchini."))
+        filled.write("/memories/carol.md", note("carol", "Grows zucchini."))
     elif change == "remove":
         filled.delete("/memories/bob.md")
     elif change == "rename":

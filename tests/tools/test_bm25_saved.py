@@ -6,48 +6,39 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from bm25_store import (
+    QUERY,
+    edit_in_place_keeping_size_and_mtime,
+    filled_store,
+    note,
+    saved_index,
+)
 
 from memdir.store import Store
 from memdir.tools import make_toolset
-from memdir.tools._bm25index import INDEX_FILE, FileIndex, Hit, index_for
-
-QUERY = "trombone hiking compilers"
-
-
-def _md(name: str, body: str) -> str:
-    return f"---\nname: {name}\ndescription: Notes on {name}\n---\n{body}\n"
+from memdir.tools._bm25index import FileIndex, Hit, index_for
 
 
 @pytest.fixture
 def filled(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "s", create=True)
-    for i in range(40):
-        store.write(f"/memories/f/note-{i}.md", _md(f"note-{i}", f"word{i} filler text {i}"))
-    store.write("/memories/alice.md", _md("alice", "Works on compilers. Likes hiking."))
-    store.write("/memories/bob.md", _md("bob", "Plays the trombone."))
-    return store
-
-
-def _saved(store: Store) -> Path:
-    return store.root / ".memdir" / INDEX_FILE
+    return filled_store(tmp_path / "s")
 
 
 def _first_search(store: Store) -> tuple[FileIndex, list[Hit]]:
     """What a new process sees: a new index object, one refresh, one search."""
-    index = FileIndex(store, saved=_saved(store))
+    index = FileIndex(store, saved=saved_index(store))
     index.refresh()
     return index, index.search(QUERY, 5)
 
 
 def test_a_restart_reuses_the_saved_counts_and_ranks_the_same(filled: Store) -> None:
     first, hits = _first_search(filled)
-    assert first.tokenized == 42 and _saved(filled).is_file()
+    assert first.tokenized == 42 and saved_index(filled).is_file()
     again, same = _first_search(filled)
     assert again.tokenized == 0
     assert same == hits and {h.path for h in hits} == {"/memories/alice.md", "/memories/bob.md"}
@@ -62,26 +53,14 @@ def _memory_only(store: Store) -> list[Hit]:
 
 def test_files_changed_since_the_save_are_read_again(filled: Store) -> None:
     _first_search(filled)
-    filled.write("/memories/bob.md", _md("bob", "Plays the tuba now."))
-    filled.write("/memories/carol.md", _md("carol", "Teaches the trombone."))
+    filled.write("/memories/bob.md", note("bob", "Plays the tuba now."))
+    filled.write("/memories/carol.md", note("carol", "Teaches the trombone."))
     filled.delete("/memories/alice.md")
     index, hits = _first_search(filled)
     assert index.tokenized == 2
     assert [h.path for h in hits] == ["/memories/carol.md"]
     assert hits == _memory_only(filled)
 
-
-def _edit_in_place_keeping_size_and_mtime(path: Path, old: bytes, new: bytes) -> None:
-    """What an outside editor can do unseen by size and mtime: same inode, same length."""
-    assert len(old) == len(new)
-    st = path.stat()
-    data = path.read_bytes()
-    with path.open("r+b") as handle:
-        handle.write(data.replace(old, new))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    after = path.stat()
-    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size,
-                                                                 st.st_mtime_ns)
 
 
 @pytest.mark.parametrize("restart", [False, True])
@@ -90,12 +69,12 @@ def test_an_edit_in_place_with_size_and_mtime_put_back_is_seen(filled: Store,
     # Issue 19, item 10: the index keyed files on inode, mtime and size only, so both
     # the running index and a new process's saved counts kept the old words. (The
     # crafted-file tests of the old zip format went with it: see the .bin ones below.)
-    index = FileIndex(filled, saved=_saved(filled))
+    index = FileIndex(filled, saved=saved_index(filled))
     index.refresh()
     index.search(QUERY, 5)
-    _edit_in_place_keeping_size_and_mtime(filled.root / "bob.md", b"trombone", b"zucchini")
+    edit_in_place_keeping_size_and_mtime(filled.root / "bob.md", b"trombone", b"zucchini")
     if restart:
-        index = FileIndex(filled, saved=_saved(filled))
+        index = FileIndex(filled, saved=saved_index(filled))
     index.refresh()
     assert [h.path for h in index.search("zucchini", 5)] == ["/memories/bob.md"]
     assert index.search("trombone", 5) == []
@@ -106,7 +85,7 @@ def test_a_listing_shows_a_description_edited_in_place(filled: Store) -> None:
         return next(e.description for e in filled.walk() if e.path == "/memories/bob.md")
 
     assert description() == "Notes on bob"
-    _edit_in_place_keeping_size_and_mtime(filled.root / "bob.md", b"Notes on bob",
+    edit_in_place_keeping_size_and_mtime(filled.root / "bob.md", b"Notes on bob",
                                            b"Tales of bob")
     assert description() == "Tales of bob"
 
@@ -116,7 +95,7 @@ def test_a_damaged_file_is_ignored_with_a_warning_and_replaced(
     filled: Store, damage: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     _first_search(filled)
-    path = _saved(filled)
+    path = saved_index(filled)
     data = path.read_bytes()
     path.write_bytes({"garbage": b"not an index at all", "truncated": data[: len(data) // 2],
                       "empty": b""}[damage])
@@ -136,7 +115,7 @@ def test_readers_never_see_a_half_written_file(
 
     def rewrite() -> None:
         while not stop.is_set():
-            writer._save(_saved(filled))
+            writer._save(saved_index(filled))
 
     thread = threading.Thread(target=rewrite)
     with caplog.at_level(logging.WARNING, logger="memdir.tools._bm25index"):
@@ -153,7 +132,7 @@ def test_readers_never_see_a_half_written_file(
 
 def test_the_saved_index_is_invisible_to_the_tools(filled: Store) -> None:
     index_for(filled).refresh()
-    assert _saved(filled).is_file()
+    assert saved_index(filled).is_file()
     tools = make_toolset("bm25", filled)
     listing = asyncio.run(tools.call("view", {"path": "/memories"})).content
     found = asyncio.run(tools.call("grep", {"pattern": "bm25|npz"})).content
@@ -168,7 +147,7 @@ def _crafted(store: Store, how: str) -> None:
     from memdir.tools._bm25file import Saved, read_saved, write_saved
     from memdir.tools._bm25matrix import Segment
 
-    path = _saved(store)
+    path = saved_index(store)
     good = read_saved(path, FileIndex(store).tokenizer.stemmer)
     assert good is not None
     seg = good.segment
@@ -248,7 +227,7 @@ def test_a_restart_over_unchanged_files_keeps_the_saved_vocabulary_in_place(
     assert isinstance(index._vocab, SavedTerms) and index._slots is None
     assert hits == _memory_only(filled)
     assert index.idf("trombone") == _idf_fresh(filled, "trombone") > 0
-    filled.write("/memories/dave.md", _md("dave", "Collects trombone records."))
+    filled.write("/memories/dave.md", note("dave", "Collects trombone records."))
     index.refresh()  # a new term: the mapping is built, the answers stay those of a fresh index
     assert index.search(QUERY, 5) == _memory_only(filled)
 
@@ -277,14 +256,14 @@ def test_saved_paths_out_of_order_are_caught_when_the_files_differ(filled: Store
     from memdir.tools import _bm25file
 
     _first_search(filled)
-    saved = _bm25file.read_saved(_saved(filled), FileIndex(filled).tokenizer.stemmer)
+    saved = _bm25file.read_saved(saved_index(filled), FileIndex(filled).tokenizer.stemmer)
     assert saved is not None
     paths = list(saved.paths)
     paths[0], paths[1] = paths[1], paths[0]
     crafted = _bm25file.Saved(saved.stemmer, saved.vocab, paths, saved.segment, saved.lengths,
                               saved.ino, saved.mtime_ns, saved.ctime_ns, saved.size)
-    _bm25file.write_saved(_saved(filled), crafted)
-    filled.write("/memories/erin.md", _md("erin", "Plays the trombone too."))
+    _bm25file.write_saved(saved_index(filled), crafted)
+    filled.write("/memories/erin.md", note("erin", "Plays the trombone too."))
     index, hits = _first_search(filled)
     assert hits == _memory_only(filled)
     assert index.tokenized == 43  # the crafted file was distrusted and the index rebuilt
