@@ -202,12 +202,12 @@ def _put(record: bytearray, end: int, text: bytes) -> bytes:
 
 def test_the_listing_reads_the_numbers_find_printed(filled: Store) -> None:
     paths, numbers = _good(filled)
-    found = _bm25walk._parse(paths, numbers)
+    found = _bm25walk.parse(paths, numbers)
     assert found is not None
     assert {v: tuple(r) for v, r in zip(found[0], found[1].tolist(), strict=True)} \
         == _walked(filled.root)
-    assert _bm25walk._parse(b"", b"") is not None
-    assert len(_bm25walk._parse(b"", b"")[1]) == 0  # type: ignore[index]
+    assert _bm25walk.parse(b"", b"") is not None
+    assert len(_bm25walk.parse(b"", b"")[1]) == 0  # type: ignore[index]
 
 
 @pytest.mark.parametrize("how", [
@@ -257,7 +257,7 @@ def test_a_listing_not_in_the_expected_form_is_refused(filled: Store, how: str) 
         paths = b"/memories/caf\xe9.md\0" + paths[paths.index(b"\0") + 1:]
     else:  # the number pushes the record one column wider, as find would print it
         numbers = numbers[:3 * width] + b" " + numbers[3 * width:]
-    assert _bm25walk._parse(paths, numbers) is None
+    assert _bm25walk.parse(paths, numbers) is None
 
 
 def test_a_listing_with_the_same_files_under_other_paths_proves_nothing(
@@ -268,15 +268,15 @@ def test_a_listing_with_the_same_files_under_other_paths_proves_nothing(
     names = paths[:-1].split(b"\0")
     names[0], names[1] = names[1], names[0]
     swapped = b"\0".join(names) + b"\0"
-    found = _bm25walk._parse(swapped, numbers)
+    found = _bm25walk.parse(swapped, numbers)
     assert found is not None
 
     class Canned:
         suffixes = (".md",)
 
         @staticmethod
-        def result() -> object:
-            return found
+        def output() -> tuple[bytes, bytes]:
+            return swapped, numbers
 
     monkeypatch.setattr(_bm25index, "take_listing", lambda root, suffixes: Canned())
     walks = _Walks(monkeypatch)
@@ -322,3 +322,43 @@ def test_a_find_that_hangs_is_stopped_and_the_walk_answers(
     walks = _Walks(monkeypatch)
     _, hits = _new_process(filled)
     assert walks.count == 1 and hits == _fresh(filled)
+
+
+def test_a_listing_paired_once_is_recognised_by_its_digest(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first new process pairs the listing and records its digest; the next one
+    # finds the same bytes and answers without parsing them, with a fresh index's hits.
+    _new_process(filled, listing=False)
+    _new_process(filled, listing=True)
+    proof = saved_index(filled).parent / _bm25index.PROOF_FILE
+    assert proof.is_file()
+    parsed: list[int] = []
+    real = _bm25index.parse_listing
+    monkeypatch.setattr(_bm25index, "parse_listing",
+                        lambda *a: parsed.append(1) or real(*a))
+    walks = _Walks(monkeypatch)
+    index, hits = _new_process(filled, listing=True)
+    assert parsed == [] and walks.count == 0 and hits == _fresh(filled)
+
+
+def test_a_same_size_edit_with_its_time_put_back_defeats_the_digest(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The edit moves the file's change time, so the listing's bytes and digest differ:
+    # the index parses, finds the file changed, and reads it again.
+    _new_process(filled, listing=False)
+    _new_process(filled, listing=True)
+    edit_in_place_keeping_size_and_mtime(filled.root / "bob.md", b"trombone", b"zucchini")
+    index, hits = _new_process(filled, listing=True)
+    assert index.tokenized == 1
+    assert hits == _fresh(filled) and index.search("zucchini", 5) == _fresh(filled, "zucchini")
+    assert [h.path for h in index.search("zucchini", 5)] == ["/memories/bob.md"]
+
+
+def test_a_record_for_another_saved_index_is_ignored(tmp_path: Path) -> None:
+    proof = str(tmp_path / "p.proof")
+    _bm25walk.write_proof(proof, (1, 2, 3, 4, 5), "ab" * 32)
+    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) == "ab" * 32
+    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 6)) is None
+    assert _bm25walk.read_proof(str(tmp_path / "none"), (1, 2, 3, 4, 5)) is None
+    (tmp_path / "p.proof").write_bytes(b"memdir-bm25-listing-1 1 2 3 4 5 zz \n")
+    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) is None

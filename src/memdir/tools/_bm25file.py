@@ -109,6 +109,9 @@ class Saved:
     mtime_ns: _Array
     ctime_ns: _Array
     size: _Array
+    identity: tuple[int, ...] = ()
+    """The file it was read from, as its device, inode, size and modification and change
+    times (empty for an index not read from a file)."""
 
 
 def write_saved(target: Path, saved: Saved) -> None:
@@ -165,7 +168,8 @@ def read_saved(source: Path, stemmer: str) -> Saved | None:
     except FileNotFoundError:
         return None
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        size = st.st_size
         if size < len(_MAGIC) + 8:
             raise SavedIndexError(f"it is too short ({size} bytes)")
         buffer = mmap.mmap(fd, size, prot=mmap.PROT_READ)
@@ -195,6 +199,7 @@ def read_saved(source: Path, stemmer: str) -> Saved | None:
         mtime_ns=arrays["mtime_ns"],
         ctime_ns=arrays["ctime_ns"],
         size=arrays["size"],
+        identity=(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
     )
     _check(saved)
     return saved

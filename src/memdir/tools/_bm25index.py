@@ -65,6 +65,9 @@ from memdir.tools._bm25file import (
     write_saved,
 )
 from memdir.tools._bm25matrix import DocTerms, Segment, doc_terms, merge, score_terms
+from memdir.tools._bm25walk import digest as listing_digest
+from memdir.tools._bm25walk import parse as parse_listing
+from memdir.tools._bm25walk import read_proof, write_proof
 from memdir.tools._bm25walk import take as take_listing
 
 __all__ = [
@@ -84,6 +87,8 @@ _FRONTMATTER_KEY: Final = re.compile(r"(?m)^[ \t]*[\w-]+:")
 _CACHED_STORES: Final = 8
 INDEX_FILE: Final = "bm25-index.bin"
 """The saved index, in the store's state folder."""
+PROOF_FILE: Final = "bm25-listing.proof"
+"""Beside the saved index: the digest of a listing found to hold exactly its files."""
 _COMPACT_SHARE: Final = 0.05
 _COMPACT_MIN: Final = 64
 """Compact once the delta holds this many files and a twentieth of the store."""
@@ -271,6 +276,8 @@ class FileIndex:
         """Terms whose saved postings passed :func:`check_postings` (each is checked once)."""
         self._idf_memo: dict[str, float] = {}
         """Each term's idf as of the last change (a search shows lines for ten hits)."""
+        self._identity: tuple[int, ...] = ()
+        """The saved file the compacted segment was read from (empty: not read, or changed)."""
 
     def __len__(self) -> int:
         return self._n_live()
@@ -434,32 +441,49 @@ class FileIndex:
         """Whether a listing started with the process (:mod:`._bm25walk`) proves no file changed.
 
         It proves it when it holds exactly the compacted files with their saved
-        fingerprints; the saved paths are then also checked to be in order. Any
+        fingerprints; the saved paths are then also checked to be in order, and
+        the listing's digest is recorded beside the saved file, so that a later
+        process with the same listing for the same file skips the parse. Any
         other outcome (no listing, a failed one, a single difference) returns
         False and the caller walks the files itself. A listing is used once.
         """
-        listing = take_listing(str(self.store.root), self.store.names.suffixes)
+        suffixes = self.store.names.suffixes
+        listing = take_listing(str(self.store.root), suffixes)
         if listing is None:
             return False
-        found = listing.result()
+        output = listing.output()
         n = self._n_main
-        if found is None or self._delta or not n == len(self._paths) == self._n_live() \
-                or len(found[0]) != n:
+        if output is None or self._delta or not n == len(self._paths) == self._n_live():
+            return False
+        # A listing byte for byte the same as one already paired with this very saved
+        # file proves what that pairing proved, without reading a number of it.
+        listed = listing_digest(*output, suffixes or ())
+        proof = str(self.saved.parent / PROOF_FILE) if self.saved is not None else ""
+        if self._identity and proof and read_proof(proof, self._identity) == listed:
+            self._order_checked = True  # checked before that record was written
+            return True
+        found = parse_listing(*output)
+        if found is None or len(found[0]) != n:
             return False
         # Pair each listed file with the saved slot of the same inode (both sides
         # sorted by inode), then ask that every pair agree on path and fingerprint.
         # Files that share an inode (hard links) may pair up crosswise; their paths
         # then differ and the caller's own walk decides.
         virtuals, fp = found
-        listed = np.argsort(fp[:, 0], kind="stable")
+        listed_order = np.argsort(fp[:, 0], kind="stable")
         saved = np.argsort(self._fp[:n, 0], kind="stable")
-        if not np.array_equal(self._fp[saved], fp[listed]):
+        if not np.array_equal(self._fp[saved], fp[listed_order]):
             return False
         paths = self._paths
-        if list(map(virtuals.__getitem__, listed.tolist())) \
+        if list(map(virtuals.__getitem__, listed_order.tolist())) \
                 != list(map(paths.__getitem__, saved.tolist())):
             return False
         self._check_order()
+        if self._identity and proof:
+            try:
+                write_proof(proof, self._identity, listed)
+            except OSError as exc:  # a read-only state folder: each process pairs again
+                _log.debug("could not record the listing's digest in %s (%s)", proof, exc)
         return True
 
     def _indexed_under(self, virtual: str) -> list[str]:
@@ -534,6 +558,7 @@ class FileIndex:
         self._total_length = int(self._lengths.sum())
         self._checked = set()
         self._idf_memo = {}
+        self._identity = ()
 
     # -- saving --------------------------------------------------------------------
 
@@ -574,6 +599,7 @@ class FileIndex:
             else {term: i for i, term in enumerate(saved.vocab)}
         self._from_file = True
         self._order_checked = False  # checked by the first walk, or by check_order
+        self._identity = saved.identity
 
     def _check_order(self) -> None:
         if not self._order_checked:

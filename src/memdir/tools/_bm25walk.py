@@ -17,6 +17,10 @@ walk (:func:`memdir.store._tree.memory_files`), which decides alone. ``find`` is
 told to list what that walk lists: no hidden names at any depth, nothing
 followed, regular files whose names end with one of the store's suffixes.
 
+Once a listing has been paired with a saved index, :func:`write_proof` records
+its digest (:func:`digest`) for that index file; a later listing of the same
+bytes is then recognised (:func:`read_proof`) without being parsed.
+
 Output goes to anonymous memory files (``memfd``), so ``find`` never waits for
 a reader; where those do not exist (not Linux) nothing is started.
 """
@@ -30,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import subprocess
 
-__all__ = ["Listing", "start", "take"]
+__all__ = ["Listing", "digest", "parse", "read_proof", "start", "take", "write_proof"]
 
 _VIRTUAL_ROOT = "/memories"
 
@@ -94,14 +98,11 @@ class Listing:
                 os.close(fd)
                 setattr(self, name, -1)
 
-    def result(self) -> tuple[list[str], Any] | None:
-        """The listed files (agent paths, in walk order) and their fingerprints.
+    def output(self) -> tuple[bytes, bytes] | None:
+        """What ``find`` printed: the NUL-ended paths and the fixed-width number records.
 
-        The fingerprints are an int64 array of one row per path: inode,
-        modification and change times in nanoseconds, size (the columns of the
-        index's fingerprint). None when ``find`` failed or printed anything
-        but the expected form, or when ``find`` runs past :data:`FIND_WAIT`
-        seconds (it is then stopped). The listing is freed after.
+        None when ``find`` failed, or ran past :data:`FIND_WAIT` seconds (it is
+        then stopped). The listing is freed after; read it with :func:`parse`.
         """
         import subprocess
 
@@ -116,9 +117,20 @@ class Listing:
             if code != 0:
                 return None
             self._process = None
-            return _parse(_read_all(self._paths_fd), _read_all(self._numbers_fd))
+            return _read_all(self._paths_fd), _read_all(self._numbers_fd)
         finally:
             self.close()
+
+    def result(self) -> tuple[list[str], Any] | None:
+        """The listed files (agent paths, in walk order) and their fingerprints.
+
+        The fingerprints are an int64 array of one row per path: inode,
+        modification and change times in nanoseconds, size (the columns of the
+        index's fingerprint). None when :meth:`output` is None or does not have
+        the expected form.
+        """
+        found = self.output()
+        return None if found is None else parse(*found)
 
 
 def start(root: str, suffixes: tuple[str, ...] | None) -> None:
@@ -155,6 +167,75 @@ def take(root: str, suffixes: tuple[str, ...] | None) -> Listing | None:
     return listing
 
 
+def digest(paths: bytes, numbers: bytes, suffixes: tuple[str, ...]) -> str:
+    """A keyed hash of one listing (:meth:`Listing.output`) and the suffixes it was made for.
+
+    Two listings have the same digest only when ``find`` printed the same bytes:
+    the same paths in the same order, each with the same inode, times and size.
+    """
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=32, person=b"memdir-listing")
+    h.update("\0".join(suffixes).encode("utf-8") + b"\n")
+    h.update(len(paths).to_bytes(8, "little"))
+    h.update(paths)
+    h.update(numbers)
+    return h.hexdigest()
+
+
+def read_proof(path: str, identity: tuple[int, ...]) -> str | None:
+    """The digest recorded in ``path`` for the saved index named by ``identity``, if any.
+
+    The record (:func:`write_proof`) says that a listing with this digest was
+    once read, parsed and found to hold exactly that index's files and
+    fingerprints. It is ignored (None) when it is missing, unreadable, not of
+    the expected form, or made for another saved index: ``identity`` is the
+    device, inode, size and modification and change times of the index file as
+    it was read, and the index is only ever replaced whole, by a rename.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None  # no record (or none readable): the listing is parsed and paired
+    try:
+        text = os.read(fd, _PROOF_MAX)
+    finally:
+        os.close(fd)
+    fields = text.split(b" ")
+    if len(fields) != len(identity) + 3 or fields[0] != _PROOF_MAGIC \
+            or fields[1:-2] != [str(x).encode() for x in identity] or not fields[-1] == b"\n":
+        return None
+    found = fields[-2].decode("ascii", errors="replace")
+    return found if len(found) == 64 and all(c in "0123456789abcdef" for c in found) else None
+
+
+def write_proof(path: str, identity: tuple[int, ...], listed: str) -> None:
+    """Record that the listing with digest ``listed`` holds exactly the saved index ``identity``.
+
+    Written to a temporary file beside ``path`` and renamed into place.
+
+    Raises:
+        OSError: The record could not be written.
+    """
+    import tempfile
+
+    body = b" ".join([_PROOF_MAGIC, *(str(x).encode() for x in identity), listed.encode(), b"\n"])
+    fd, temp = tempfile.mkstemp(prefix=".bm25-listing-", suffix=".part",
+                                dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(body)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+_PROOF_MAGIC = b"memdir-bm25-listing-1"
+_PROOF_MAX = 4096
+
+
 def _close_all() -> None:
     with _lock:
         listings = list(_pending.values())
@@ -168,7 +249,7 @@ def _read_all(fd: int) -> bytes:
     return os.pread(fd, size, 0) if size else b""
 
 
-def _parse(paths: bytes, numbers: bytes) -> tuple[list[str], Any] | None:
+def parse(paths: bytes, numbers: bytes) -> tuple[list[str], Any] | None:
     """The agent paths and fingerprints ``find`` printed, or None if not in the expected form.
 
     ``numbers`` holds one record of :data:`_WIDTH` bytes per file (see
