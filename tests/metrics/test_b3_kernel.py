@@ -177,7 +177,7 @@ def test_generated_stores_give_the_dense_kernels_leaks(tmp_path: Path, seed: int
     column = {p: k for k, p in enumerate(parents)}
     groups = np.array([column[u.parent] for u in units], dtype=np.int64)
     sums = _group_sums(matrix, groups, len(parents))
-    chosen = _b3_units(len(units), len(parents), B3_BUDGET, seed)
+    chosen = _b3_units([u.key for u in units], len(parents), B3_BUDGET, seed)
     assert tax.b3_units == len(chosen) == len(units)
     own, best, other = dense_nearest_other(matrix, groups, sums, chosen, _EPS)
     leaking = np.flatnonzero(other > own + _EPS)

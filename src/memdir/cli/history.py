@@ -292,14 +292,22 @@ def table(
     ctx: typer.Context,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV instead of markdown.")] = False,
     plots: Annotated[Path | None, typer.Option(help="Write growth/adherence PNGs here.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the B4 pair sample.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the B3 unit and B4 pair samples.")] = 0,
+    b3_sample: Annotated[int | None, typer.Option(
+        "--b3-sample", min=1, metavar="UNITS",
+        help="Compare this many units in B3 at each step (every unit when a step has no "
+        "more), picked by a seeded hash of their keys so the same units stay in from step "
+        "to step. Default: every unit up to 20 million unit-centroid cosines, else a sample "
+        "of at least 1,000. B3's cost per step grows with this number; its standard error "
+        "(column b3_se) shrinks with its square root.")] = None,
 ) -> None:
     """Measure every step: the growth table (files, bytes, depth, B1-B4 per step)."""
     from memdir.metrics import Measurer, measure_history, plot_trajectory
 
     try:
         with _StepProgress() as shown:
-            trajectory = measure_history(_history(ctx), measurer=Measurer(seed=seed),
+            trajectory = measure_history(_history(ctx),
+                                         measurer=Measurer(seed=seed, b3_sample=b3_sample),
                                          progress=shown)
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None

@@ -134,9 +134,14 @@ def _reading(m: StoreMetrics) -> list[str]:
             "under different parents (B2; above 1 means siblings belong together)."
         )
     if t.b3_leakage is not None:
+        sampled = ""
+        if t.b3_units < t.units_considered and t.b3_interval is not None:
+            low, high = t.b3_interval
+            sampled = (f"; a seeded sample of {t.b3_units:,} of {t.units_considered:,} units, "
+                       f"95% interval {low:.1%} to {high:.1%}")
         lines.append(
             f"{t.b3_leakage:.1%} of units read closer to another sibling group than to "
-            "their own (B3 scope leakage)."
+            f"their own (B3 scope leakage{sampled})."
         )
     if t.b4_spearman is not None:
         trend = "tracks" if t.b4_spearman > 0.05 else "barely tracks" if t.b4_spearman > -0.05 \

@@ -46,6 +46,7 @@ class Measurer:
         min_chars: Units shorter than this are ignored by Panel B.
         max_pairs: Most unit pairs B4 correlates before it samples.
         seed: Seed for B4's sample.
+        b3_sample: Units B3 compares, in place of its budget's sample (None: the budget).
     """
 
     def __init__(
@@ -55,8 +56,10 @@ class Measurer:
         min_chars: int = MIN_UNIT_CHARS,
         max_pairs: int = 5000,
         seed: int = 0,
+        b3_sample: int | None = None,
     ) -> None:
         self.heading_depth: HeadingDepth = heading_depth
+        self.b3_sample = b3_sample
         self.min_chars = min_chars
         self.max_pairs = max_pairs
         self.seed = seed
@@ -105,6 +108,7 @@ class Measurer:
             min_chars=self.min_chars,
             max_pairs=self.max_pairs,
             seed=self.seed,
+            b3_sample=self.b3_sample,
         )
         return StoreMetrics(shape, taxonomy, tree)
 

@@ -24,7 +24,8 @@ from memdir.tables import Table
 __all__ = ["COLUMNS", "Trajectory", "TrajectoryRow", "measure_history"]
 
 COLUMNS = (
-    "step", "message", *(c.column for c in SHAPE_COLUMNS), "b1", "b1_min", "b2", "b3", "b4",
+    "step", "message", *(c.column for c in SHAPE_COLUMNS), "b1", "b1_min", "b2", "b3", "b3_se",
+    "b4",
 )
 
 
@@ -46,6 +47,7 @@ class TrajectoryRow:
             "b1_min": tax.b1_min,
             "b2": tax.b2_cohesion,
             "b3": tax.b3_leakage,
+            "b3_se": tax.b3_stderr,
             "b4": tax.b4_spearman,
         }
 
