@@ -283,7 +283,12 @@ def _sketch_chunk(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, terms:
     return x * width + y, rows[left]
 
 
-def block_bounds(matrix: sparse.csr_matrix, *, chunk: int = _CHUNK_ENTRIES
+_BOUND_CHUNK = 250_000
+"""Matrix entries turned into block norms at once: the float blocks of a chunk's rows
+take some eight times the bytes of their entries, so a smaller chunk than the sort's."""
+
+
+def block_bounds(matrix: sparse.csr_matrix, *, chunk: int = _BOUND_CHUNK
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Each row's norm within each block of terms, in bytes, and each row's byte scale.
 
