@@ -23,6 +23,16 @@ are not paired in full; instead rows meet when they share two of their few
 rarest terms (a bottom-k sketch, as in MinHash with one global order). Copies
 and lightly edited copies always do; the benchmarks report its recall against
 the exact search.
+
+Most candidates share a rare word and little else. Before a candidate's cosine
+is computed it must pass a cheap upper bound: the terms are dealt into
+:data:`BLOCKS` blocks by term number, and by the Cauchy-Schwarz inequality within
+each block a pair's dot product is at most the sum over blocks of the products
+of the two rows' norms in that block. Each row keeps those norms as one byte
+per block, rounded up against its largest block, so the bound stays an upper
+bound and costs 64 byte products per pair. A pair is dropped only when its
+bound is below the threshold, so the pairs found and their cosines are those
+the unfiltered search gives, bit for bit.
 """
 
 from __future__ import annotations
@@ -34,7 +44,8 @@ from scipy import sparse
 
 from memdir.metrics._text import cosine_rows
 
-__all__ = ["SKETCH_RUN", "prefix_entries", "similar_pairs", "unique_first"]
+__all__ = ["BLOCKS", "SKETCH_RUN", "block_bounds", "pair_bounds", "prefix_entries",
+           "similar_pairs", "unique_first"]
 
 _MARGIN = 1e-9
 """Prefixes are cut for a threshold this much lower, so rounding never loses a pair."""
@@ -44,6 +55,15 @@ _COSINE_BATCH = 25_000
 """Candidate pairs whose cosines are computed at once (their rows are copied out)."""
 SKETCH_RUN = 64
 """With a sketch, prefix postings of up to this many rows are still paired in full."""
+BLOCKS = 64
+"""Blocks of terms in the candidates' upper bound: a row's byte per block fills one cache line.
+
+On the 10,000-file scale store 32 blocks let 15 % of the candidates through, 64
+blocks 0.04 % (950 of 2.66 million, 378 of them real)."""
+_LEVELS = 255
+"""A block's norm is kept as a whole number of 1/255ths of its row's largest block norm."""
+_BOUND_BATCH = 32_768
+"""Candidate pairs bounded at once (two 2 MB gathers of the byte table)."""
 
 
 def unique_first(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,7 +80,16 @@ def unique_first(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _run_sizes(values: np.ndarray) -> np.ndarray:
-    """For each item, how many items hold its value (``counts[inverse]`` of ``np.unique``)."""
+    """For each item, how many items hold its value (``counts[inverse]`` of ``np.unique``).
+
+    Non-negative values no larger than a few times the number of items (term
+    numbers) are counted with one ``bincount``; others are sorted.
+    """
+    if len(values) == 0:
+        return np.zeros(0, np.int64)
+    if values.min() >= 0 and values.max() < 4 * len(values) + (1 << 20):
+        sizes: np.ndarray = np.bincount(values)[values].astype(np.int64, copy=False)
+        return sizes
     order = np.argsort(values, kind="stable")
     ordered = values[order]
     head = np.ones(len(ordered), bool)
@@ -180,11 +209,20 @@ def _prefix_and_sketch(matrix: sparse.csr_matrix, threshold: float, terms: int |
 
 
 def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Batches of row pairs ``(a, b)``, ``a < b``, that share a key (duplicates possible)."""
-    order = np.lexsort((rows, keys))
-    keys, rows = keys[order], rows[order]
+    """Batches of row pairs ``(a, b)``, ``a < b``, that share a key (duplicates possible).
+
+    The entries are ordered by key, then row. When ``key * rows + row`` fits in 64
+    bits that order comes from one ``argsort`` of it (equal codes are equal
+    entries, so how a sort breaks ties cannot show), else from ``lexsort``.
+    """
     if len(keys) < 2:
         return
+    span = int(rows.max()) + 1
+    if keys.min() >= 0 and rows.min() >= 0 and int(keys.max()) < (2**62) // span:
+        order = np.argsort(keys * span + rows)
+    else:
+        order = np.lexsort((rows, keys))
+    keys, rows = keys[order], rows[order]
     boundary = np.flatnonzero(np.diff(keys)) + 1
     run_start = np.concatenate([[0], boundary])
     run_len = np.diff(np.concatenate([run_start, [len(keys)]]))
@@ -245,6 +283,59 @@ def _sketch_chunk(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, terms:
     return x * width + y, rows[left]
 
 
+_BOUND_CHUNK = 250_000
+"""Matrix entries turned into block norms at once: the float blocks of a chunk's rows
+take some eight times the bytes of their entries, so a smaller chunk than the sort's."""
+
+
+def block_bounds(matrix: sparse.csr_matrix, *, chunk: int = _BOUND_CHUNK
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's norm within each block of terms, in bytes, and each row's byte scale.
+
+    Term ``j`` lies in block ``j % BLOCKS``. Row ``r``'s norm in block ``k`` is at
+    most ``levels[r, k] * scale[r] / 255``: ``scale`` is the row's largest block
+    norm and every non-empty block is rounded up to the next whole 1/255th of it
+    (an empty block is 0). Rows are taken ``chunk`` entries at a time, so the
+    memory beside the result is bounded; the result is ``rows x BLOCKS`` bytes.
+    """
+    matrix = sparse.csr_matrix(matrix)
+    n = matrix.shape[0]
+    levels = np.zeros((n, BLOCKS), np.uint8)
+    scale = np.zeros(n)
+    for first, end in _row_chunks(matrix.indptr, chunk):
+        lo, hi = matrix.indptr[first], matrix.indptr[end]
+        local = np.repeat(np.arange(end - first, dtype=np.int64),
+                          np.diff(matrix.indptr[first : end + 1]))
+        slot = local * BLOCKS + matrix.indices[lo:hi] % BLOCKS
+        squares = np.bincount(slot, weights=matrix.data[lo:hi] ** 2,
+                              minlength=(end - first) * BLOCKS)
+        norms = np.sqrt(squares).reshape(end - first, BLOCKS)
+        top = norms.max(axis=1)
+        # x <= top, so x / top <= 1 in floating point too; floor + 1 lies above the exact
+        # quotient, and a block clipped to 255 is the row's largest, whose bound is top.
+        ratio = norms / np.where(top > 0, top, 1.0)[:, None]
+        level = np.minimum(np.floor(ratio * _LEVELS) + 1, _LEVELS)
+        levels[first:end] = np.where(norms > 0, level, 0)
+        scale[first:end] = top
+    return levels, scale
+
+
+def pair_bounds(levels: np.ndarray, scale: np.ndarray, a: np.ndarray, b: np.ndarray
+                ) -> np.ndarray:
+    """An upper bound on the dot product of each row pair ``(a[k], b[k])``.
+
+    The sum over blocks of the two rows' block norms (from :func:`block_bounds`),
+    at least the dot product by the Cauchy-Schwarz inequality in each block. The
+    byte products and their sum are whole numbers, exact in 16 and 32 bits.
+    """
+    out = np.empty(len(a))
+    for start in range(0, len(a), _BOUND_BATCH):
+        x, y = a[start : start + _BOUND_BATCH], b[start : start + _BOUND_BATCH]
+        dots = np.multiply(levels[x], levels[y], dtype=np.uint16).sum(axis=1, dtype=np.uint32)
+        out[start : start + len(x)] = dots * (scale[x] * scale[y]) / (_LEVELS * _LEVELS)
+    return out
+
+
 def similar_pairs(
     matrix: sparse.csr_matrix,
     threshold: float,
@@ -271,9 +362,15 @@ def similar_pairs(
         sketch_run: With a sketch, the longest prefix postings still paired in full.
 
     Returns:
-        Arrays ``a``, ``b`` and their cosines, ordered by ``a`` then ``b``.
+        Arrays ``a``, ``b`` and their cosines, ordered by ``a`` then ``b``. A candidate
+        whose block bound (:func:`pair_bounds`) is below the threshold is dropped
+        before its cosine is computed; every other one gets
+        :func:`memdir.metrics._text.cosine_rows`, so the result does not depend on
+        the bound. The cost grows with the matrix's entries and the candidates.
     """
     rows, cols, sketch_keys, sketch_rows = _prefix_and_sketch(matrix, threshold, sketch)
+    levels, scale = block_bounds(matrix)
+    floor = threshold - _MARGIN  # rounding in the bound is far below this margin
     width = matrix.shape[1]
     keys = cols if groups is None else groups[rows].astype(np.int64) * width + cols
     n = matrix.shape[0]
@@ -290,6 +387,8 @@ def similar_pairs(
     found_b: list[np.ndarray] = []
     found_c: list[np.ndarray] = []
     for a, b in (pair for source in sources for pair in source):
+        reach = pair_bounds(levels, scale, a, b) >= floor
+        a, b = a[reach], b[reach]
         codes = np.sort(a * n + b)
         codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])] if len(codes) else codes
         a, b = codes // n, codes % n
