@@ -137,7 +137,7 @@ _BATCH_TEXTS = 10_000
 _BATCH_CHARS = 1 << 20
 """Most characters counted in one batch (about a million; a longer text is a batch alone)."""
 
-_BATCH_JOINED = 2_000
+_BATCH_JOINED = 500
 """Texts :meth:`TfidfCache.add_joined` counts at once (each a whole file's body, whose
 entries pass through a dozen arrays before they are kept)."""
 
@@ -358,24 +358,67 @@ class TfidfCache:
 
     def rows_matrix(self, numbers: np.ndarray) -> sparse.csr_matrix:
         """:meth:`matrix` of the texts the cache numbered so (idf fitted on these rows)."""
-        n = len(numbers)
+        indptr, indices, data = self._gathered(numbers)
+        width = max(len(self._vocab), 1)
+        df = np.bincount(indices, minlength=width)
+        return self._weighted(indptr, indices, data, _idf(len(numbers), df), width)
+
+    def pair_cosines(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """The cosine of the texts numbered ``left[k]`` and ``right[k]``, for every ``k``.
+
+        The vectors are those of :meth:`rows_matrix` of ``left`` and ``right`` one
+        after the other (idf fitted on all those rows), and each cosine is the sum
+        of the row pair's elementwise product, as scipy sums it over that matrix;
+        but the rows are built and multiplied a run of pairs at a time, so no
+        matrix of every row is held. Each row is weighted, scaled and multiplied
+        by itself only, so the cosines are the same to the bit.
+
+        Raises:
+            ValueError: ``left`` and ``right`` differ in length.
+        """
+        if len(left) != len(right):
+            raise ValueError(f"{len(left)} rows on the left, {len(right)} on the right")
+        width = max(len(self._vocab), 1)
+        df = np.zeros(width, np.int64)
+        for side in (left, right):
+            sizes = self._sizes.data[side]
+            indptr = np.zeros(len(side) + 1, np.int64)
+            np.cumsum(sizes, out=indptr[1:])
+            for a, b in _runs(indptr):
+                df += np.bincount(self._gathered(side[a:b])[1], minlength=width)
+        idf = _idf(len(left) + len(right), df)
+        sizes = self._sizes.data[left] + self._sizes.data[right]
+        indptr = np.zeros(len(left) + 1, np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        cosines = np.zeros(len(left))
+        for a, b in _runs(indptr):
+            rows = [self._weighted(*self._gathered(side[a:b]), idf, width)
+                    for side in (left, right)]
+            cosines[a:b] = np.asarray(rows[0].multiply(rows[1]).sum(axis=1)).ravel()
+        return cosines
+
+    def _gathered(self, numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows numbered so, one after the other: row pointers, terms and counts."""
         sizes = self._sizes.data[numbers]
         starts = self._starts.data[numbers]
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        indptr[1:] = np.cumsum(sizes)
-        runs = _runs(indptr)
+        indptr = np.zeros(len(numbers) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
         indices = np.empty(int(indptr[-1]), np.int32)
         data = np.empty(int(indptr[-1]), np.float64)
-        for a, b in runs:
+        for a, b in _runs(indptr):
             lo, hi = indptr[a], indptr[b]
             gather = np.repeat(starts[a:b] - indptr[a:b], sizes[a:b])
             gather += np.arange(lo, hi)
             indices[lo:hi] = self._columns.data[gather]
             data[lo:hi] = self._counts.data[gather]
-        width = max(len(self._vocab), 1)
-        df = np.bincount(indices, minlength=width)
-        idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-        for a, b in runs:
+        return indptr, indices, data
+
+    @staticmethod
+    def _weighted(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, idf: np.ndarray,
+                  width: int) -> sparse.csr_matrix:
+        """Rows of counts weighted by ``idf`` and scaled to unit length (``data`` in place)."""
+        sizes = np.diff(indptr)
+        for a, b in _runs(indptr):
             lo, hi = indptr[a], indptr[b]
             part = data[lo:hi]
             part *= idf[indices[lo:hi]]
@@ -383,7 +426,12 @@ class TfidfCache:
             lengths = np.sqrt(np.bincount(row_of, weights=part * part, minlength=b - a))
             lengths[lengths == 0] = 1.0
             part /= lengths[row_of]
-        return sparse.csr_matrix((data, indices, indptr), shape=(n, width))
+        return sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, width))
+
+
+def _idf(rows: int, df: np.ndarray) -> np.ndarray:
+    """Smoothed idf over ``rows`` rows, given each term's document count."""
+    return np.log((1.0 + rows) / (1.0 + df)) + 1.0
 
 
 MAX_RANK = (1 << 16) - 1
@@ -508,8 +556,8 @@ class _Joined:
                            np.bincount(text, minlength=len(texts)).astype(np.int64))
 
 
-_ENTRIES_PER_RUN = 1 << 22
-"""Entries :meth:`TfidfCache.matrix` works on at once (about 4 million)."""
+_ENTRIES_PER_RUN = 1 << 20
+"""Entries :meth:`TfidfCache.matrix` works on at once (about a million)."""
 
 
 def _runs(indptr: np.ndarray) -> list[tuple[int, int]]:
