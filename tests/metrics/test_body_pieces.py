@@ -109,11 +109,13 @@ def test_the_check_reads_no_unit_the_cache_has_counted(monkeypatch: pytest.Monke
     expected = find_stale_descriptions(tree, 0.5, min_chars=10)
     read: list[str] = []
 
-    def counting(text: str) -> object:
-        read.append(text)
-        return term_counts(text)
+    words = _text._words
 
-    monkeypatch.setattr(_text, "term_counts", counting)
+    def counting(text: str) -> list[str]:
+        read.append(text)
+        return words(text)
+
+    monkeypatch.setattr(_text, "_words", counting)
     found = find_stale_descriptions(tree, 0.5, min_chars=10, cache=units)
     assert found == expected and found
     assert read and not set(read) & set(unit_texts)

@@ -94,7 +94,9 @@ def find_stale_descriptions(tree: StoreTree, threshold: float = 0.02, *,
     A body is counted from its pieces (:attr:`FileSummary.parts`): a unit whose
     terms ``cache`` (a term cache that keeps stop words, e.g. the units' one)
     already counted is not read again; the vectors are those of the bodies counted
-    whole, to the bit (see :meth:`TfidfCache.add_joined`).
+    whole, to the bit (see :meth:`TfidfCache.add_joined`), and each cosine is
+    computed a run of files at a time (:meth:`TfidfCache.pair_cosines`), so no
+    matrix of every body is held.
     """
     files = tree.files
     paths = [p for p, s in files.items()
@@ -104,9 +106,7 @@ def find_stale_descriptions(tree: StoreTree, threshold: float = 0.02, *,
     vectors = TfidfCache(stop_words="english")
     bodies = vectors.add_joined([files[p].parts for p in paths], cache or TfidfCache())
     described = vectors.numbers([files[p].description for p in paths])
-    matrix = vectors.rows_matrix(np.concatenate([bodies, described]))
-    n = len(paths)
-    cos = np.asarray(matrix[:n].multiply(matrix[n:]).sum(axis=1)).ravel()
+    cos = vectors.pair_cosines(bodies, described)
     return [
         DescriptionMismatch(p, tree.files[p].description, float(c))
         for p, c in zip(paths, cos.tolist(), strict=True)

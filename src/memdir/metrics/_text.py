@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import repeat
 
 import numpy as np
 from scipy import sparse
@@ -94,6 +95,27 @@ def term_counts(text: str) -> Counter[str]:
     return counts
 
 
+def _words(text: str) -> list[str]:
+    """The text's words in order: its tokens, and for an ASCII text its one-character runs too.
+
+    The same split as :func:`term_counts` before it counts: an ASCII text goes
+    through ``str.translate`` and ``str.split`` (which leave the runs of one
+    character in place for the caller to drop), any other text through the
+    regular expression (which finds none).
+    """
+    if text.isascii():
+        return text.translate(_ASCII_WORDS).split()
+    return _TOKEN.findall(text.lower())
+
+
+_DROPPED = -2
+"""What a term cache's word lookup gives a word it never counts (a stop word it drops, or
+a one-character run)."""
+
+_UNSEEN = -1
+"""What the lookup gives a word not numbered yet."""
+
+
 def analyzer(stop_words: str | None = None) -> Callable[[str], list[str]]:
     """The tokens ``CountVectorizer(stop_words=stop_words).build_analyzer()`` gives a text.
 
@@ -112,7 +134,10 @@ def analyzer(stop_words: str | None = None) -> Callable[[str], list[str]]:
 _BATCH_TEXTS = 10_000
 """Texts counted before their counts go into the cache's arrays."""
 
-_BATCH_JOINED = 2_000
+_BATCH_CHARS = 1 << 20
+"""Most characters counted in one batch (about a million; a longer text is a batch alone)."""
+
+_BATCH_JOINED = 500
 """Texts :meth:`TfidfCache.add_joined` counts at once (each a whole file's body, whose
 entries pass through a dozen arrays before they are kept)."""
 
@@ -153,6 +178,8 @@ class TfidfCache:
         self._keep_last = keep_last
         self._stop = ENGLISH_STOP_WORDS if stop_words is not None else frozenset()
         self._vocab: dict[str, int] = {}
+        self._lookup: dict[str, int] = dict.fromkeys((*self._stop, *_ASCII_SINGLES), _DROPPED)
+        """Each term's number as in ``_vocab``, and :data:`_DROPPED` for the words never counted."""
         self._index: dict[str, int] = {}  # text -> its number in the arrays below
         self._starts = _Buffer(np.int64)  # text k's entries: [starts[k], starts[k] + sizes[k])
         self._sizes = _Buffer(np.int64)
@@ -165,33 +192,80 @@ class TfidfCache:
     def _add(self, texts: Sequence[str]) -> None:
         """Count the terms of ``texts`` (none of them cached yet) and keep the counts.
 
-        Texts are counted :data:`_BATCH_TEXTS` at a time, so the lists of counts
-        held before they go into the arrays stay small whatever the store's size.
+        Texts are counted in batches of :data:`_BATCH_TEXTS` texts and
+        :data:`_BATCH_CHARS` characters at most (one text at least), so the list of
+        words held before they go into the arrays stays small whatever the store's
+        size, and so do the pages those many short strings leave behind them.
         """
-        for start in range(0, len(texts), _BATCH_TEXTS):
-            self._add_batch(texts[start : start + _BATCH_TEXTS])
+        start = 0
+        while start < len(texts):
+            end, chars = start + 1, len(texts[start])
+            while end < len(texts) and end - start < _BATCH_TEXTS \
+                    and chars + len(texts[end]) <= _BATCH_CHARS:
+                chars += len(texts[end])
+                end += 1
+            self._add_batch(texts[start:end])
+            start = end
 
     def _add_batch(self, texts: Sequence[str]) -> None:
-        vocab, stop = self._vocab, self._stop
-        ids: list[int] = []
-        values: list[int] = []
-        sizes: list[int] = []
-        for text in texts:
-            counts = term_counts(text)
-            if stop:  # dropped per word, not per token: the rest keep their first-seen order
-                for word in stop.intersection(counts):
-                    counts.pop(word)  # dict's own pop: Counter's __delitem__ is Python code
-            row = list(map(vocab.get, counts))
-            if None in row:  # words not seen before get the next numbers, in order of appearance
-                row = [vocab.setdefault(t, len(vocab)) for t in counts]
-            ids.extend(row)  # type: ignore[arg-type]  # no None is left
-            values.extend(counts.values())
-            sizes.append(len(row))
-        first = self._sizes.used
-        self._append(np.array(ids, np.int32), np.array(values, np.float32),
-                     np.array(sizes, np.int64))
-        for text, number in zip(texts, range(first, first + len(texts)), strict=True):
-            self._index[text] = number
+        """Count a batch of texts from one list of all their words.
+
+        Each word is looked up once (no counting dictionary per text); the words
+        not seen before are numbered in the order they first appear, which is the
+        order counting text after text gives them. The entries, one per (text,
+        term), come from one sort of the words by (text, term): the sort is stable,
+        so each run's head is the term's first place in its text, which gives the
+        term's rank in that text's first-seen order.
+        """
+        words: list[str] = []
+        lengths = np.zeros(len(texts), np.int64)
+        for k, text in enumerate(texts):
+            found = _words(text)
+            words += found
+            lengths[k] = len(found)
+        ids = self._ids(words)
+        row = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+        counted = ids >= 0
+        ids, row = ids[counted], row[counted]
+        del counted, words
+        key = row * max(len(self._vocab), 1) + ids
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        heads = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else order[:0]
+        del key
+        counts = np.diff(np.r_[heads, len(order)]).astype(np.float32)
+        first = order[heads]  # each entry's first place among the batch's words
+        del order, heads
+        sizes = np.bincount(row[first], minlength=len(texts)).astype(np.int64)
+        starts = np.cumsum(sizes) - sizes
+        by_place = np.argsort(first)  # the entries in first-seen order (no two places equal)
+        ranks = np.empty(len(first), np.int64)
+        ranks[by_place] = np.arange(len(first), dtype=np.int64) - np.repeat(starts, sizes)
+        number = self._sizes.used
+        self._keep(ids[first].astype(np.int32), counts, ranks, sizes)
+        for text, k in zip(texts, range(number, number + len(texts)), strict=True):
+            self._index[text] = k
+
+    def _ids(self, words: list[str]) -> np.ndarray:
+        """Each word's term number (:data:`_DROPPED` for one never counted), numbering new ones.
+
+        New words get the next numbers in the order they first appear in ``words``.
+        """
+        lookup = self._lookup
+        ids = np.fromiter(map(lookup.get, words, repeat(_UNSEEN)), np.int64, count=len(words))
+        new = np.flatnonzero(ids == _UNSEEN)
+        if len(new):
+            fresh = list(map(words.__getitem__, new.tolist()))
+            for word in dict.fromkeys(fresh):
+                self._term(word)
+            ids[new] = np.fromiter(map(lookup.__getitem__, fresh), np.int64, count=len(fresh))
+        return ids
+
+    def _term(self, word: str) -> int:
+        """Give ``word`` the next term number; that number."""
+        vocab = self._vocab
+        self._lookup[word] = vocab[word] = number = len(vocab)
+        return number
 
     def _append(self, ids: np.ndarray, values: np.ndarray, sizes: np.ndarray) -> None:
         """Keep rows given as terms in first-seen order, their counts, and each row's size.
@@ -207,11 +281,18 @@ class TfidfCache:
         )
         order.sort_indices()  # in place (no term repeats in a row)
         ranks = order.data - np.repeat(indptr[:-1], sizes)
+        self._keep(order.indices, values[order.data], ranks, sizes)
+
+    def _keep(self, columns: np.ndarray, counts: np.ndarray, ranks: np.ndarray,
+              sizes: np.ndarray) -> None:
+        """Store rows whose entries are sorted by term, with their counts and first-seen ranks."""
         first = self._columns.used
-        self._starts.extend(first + indptr[:-1])
+        starts = np.zeros(len(sizes), np.int64)
+        np.cumsum(sizes[:-1], out=starts[1:])
+        self._starts.extend(first + starts)
         self._sizes.extend(sizes)
-        self._columns.extend(order.indices)
-        self._counts.extend(values[order.data])
+        self._columns.extend(columns)
+        self._counts.extend(counts)
         self._ranks.extend(np.minimum(ranks, MAX_RANK))
 
     def add_joined(self, texts: Sequence[Sequence[str]], counted: TfidfCache) -> np.ndarray:
@@ -277,24 +358,67 @@ class TfidfCache:
 
     def rows_matrix(self, numbers: np.ndarray) -> sparse.csr_matrix:
         """:meth:`matrix` of the texts the cache numbered so (idf fitted on these rows)."""
-        n = len(numbers)
+        indptr, indices, data = self._gathered(numbers)
+        width = max(len(self._vocab), 1)
+        df = np.bincount(indices, minlength=width)
+        return self._weighted(indptr, indices, data, _idf(len(numbers), df), width)
+
+    def pair_cosines(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """The cosine of the texts numbered ``left[k]`` and ``right[k]``, for every ``k``.
+
+        The vectors are those of :meth:`rows_matrix` of ``left`` and ``right`` one
+        after the other (idf fitted on all those rows), and each cosine is the sum
+        of the row pair's elementwise product, as scipy sums it over that matrix;
+        but the rows are built and multiplied a run of pairs at a time, so no
+        matrix of every row is held. Each row is weighted, scaled and multiplied
+        by itself only, so the cosines are the same to the bit.
+
+        Raises:
+            ValueError: ``left`` and ``right`` differ in length.
+        """
+        if len(left) != len(right):
+            raise ValueError(f"{len(left)} rows on the left, {len(right)} on the right")
+        width = max(len(self._vocab), 1)
+        df = np.zeros(width, np.int64)
+        for side in (left, right):
+            sizes = self._sizes.data[side]
+            indptr = np.zeros(len(side) + 1, np.int64)
+            np.cumsum(sizes, out=indptr[1:])
+            for a, b in _runs(indptr):
+                df += np.bincount(self._gathered(side[a:b])[1], minlength=width)
+        idf = _idf(len(left) + len(right), df)
+        sizes = self._sizes.data[left] + self._sizes.data[right]
+        indptr = np.zeros(len(left) + 1, np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        cosines = np.zeros(len(left))
+        for a, b in _runs(indptr):
+            rows = [self._weighted(*self._gathered(side[a:b]), idf, width)
+                    for side in (left, right)]
+            cosines[a:b] = np.asarray(rows[0].multiply(rows[1]).sum(axis=1)).ravel()
+        return cosines
+
+    def _gathered(self, numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows numbered so, one after the other: row pointers, terms and counts."""
         sizes = self._sizes.data[numbers]
         starts = self._starts.data[numbers]
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        indptr[1:] = np.cumsum(sizes)
-        runs = _runs(indptr)
+        indptr = np.zeros(len(numbers) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
         indices = np.empty(int(indptr[-1]), np.int32)
         data = np.empty(int(indptr[-1]), np.float64)
-        for a, b in runs:
+        for a, b in _runs(indptr):
             lo, hi = indptr[a], indptr[b]
             gather = np.repeat(starts[a:b] - indptr[a:b], sizes[a:b])
             gather += np.arange(lo, hi)
             indices[lo:hi] = self._columns.data[gather]
             data[lo:hi] = self._counts.data[gather]
-        width = max(len(self._vocab), 1)
-        df = np.bincount(indices, minlength=width)
-        idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-        for a, b in runs:
+        return indptr, indices, data
+
+    @staticmethod
+    def _weighted(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, idf: np.ndarray,
+                  width: int) -> sparse.csr_matrix:
+        """Rows of counts weighted by ``idf`` and scaled to unit length (``data`` in place)."""
+        sizes = np.diff(indptr)
+        for a, b in _runs(indptr):
             lo, hi = indptr[a], indptr[b]
             part = data[lo:hi]
             part *= idf[indices[lo:hi]]
@@ -302,7 +426,12 @@ class TfidfCache:
             lengths = np.sqrt(np.bincount(row_of, weights=part * part, minlength=b - a))
             lengths[lengths == 0] = 1.0
             part /= lengths[row_of]
-        return sparse.csr_matrix((data, indices, indptr), shape=(n, width))
+        return sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, width))
+
+
+def _idf(rows: int, df: np.ndarray) -> np.ndarray:
+    """Smoothed idf over ``rows`` rows, given each term's document count."""
+    return np.log((1.0 + rows) / (1.0 + df)) + 1.0
 
 
 MAX_RANK = (1 << 16) - 1
@@ -326,7 +455,12 @@ class _Joined:
         self.cache, self.counted = cache, counted
         self.words: list[str] = list(counted._vocab)  # pieces' number -> word
         self.lookup: dict[str, int] = dict(counted._vocab)  # word -> pieces' number
-        self.stop = np.array([w in cache._stop for w in self.words], bool)
+        stop = [w in cache._stop for w in self.words]
+        for word in _ASCII_SINGLES:  # one-character runs: numbered here only to be dropped
+            self.lookup[word] = len(self.words)
+            self.words.append(word)
+            stop.append(True)
+        self.stop = np.array(stop, bool)
         vocab = cache._vocab
         self.own = np.array([vocab.get(w, -1) for w in self.words], np.int64)  # -1: none yet
 
@@ -337,26 +471,34 @@ class _Joined:
         where they are first seen, not by these numbers.
         """
         lookup = self.lookup
-        found = list(map(lookup.get, words))
-        if None in found:
-            added = list(dict.fromkeys(w for w, f in zip(words, found, strict=True) if f is None))
+        found = np.fromiter(map(lookup.get, words, repeat(-1)), np.int64, count=len(words))
+        new = np.flatnonzero(found < 0)
+        if len(new):
+            fresh = list(map(words.__getitem__, new.tolist()))
+            added = [w for w in dict.fromkeys(fresh) if w not in lookup]
             for word in added:
                 lookup[word] = len(self.words)
                 self.words.append(word)
             stop, vocab = self.cache._stop, self.cache._vocab
             self.stop = np.concatenate([self.stop, [w in stop for w in added]])
             self.own = np.concatenate([self.own, [vocab.get(w, -1) for w in added]])
-            found = list(map(lookup.get, words))
-        return np.array(found, np.int64)
+            found[new] = np.fromiter(map(lookup.__getitem__, fresh), np.int64, count=len(fresh))
+        return found
 
     def add(self, texts: Sequence[Sequence[str]]) -> None:
+        """Count a batch of texts given as pieces into the target cache.
+
+        A piece ``counted`` holds brings its entries (term, count, rank); any other
+        piece brings each of its words as an entry of count one, in order, so the
+        merge below, which sums a text's entries per term and keeps the first place
+        of each, does the counting of those pieces too.
+        """
         counted = self.counted
         index = counted._index
-        held: list[int] = []  # per piece: counted's number of it, or -1 (counted here)
+        held: list[int] = []  # per piece: counted's number of it, or -1 (read here)
         owner: list[int] = []  # per piece: its text
-        sizes: list[int] = []  # per piece counted here: its distinct terms
-        words: list[str] = []  # pieces counted here: terms in first-seen order, and counts
-        values: list[int] = []
+        sizes: list[int] = []  # per piece read here: its words
+        words: list[str] = []  # the words of the pieces read here, in order
         for row, pieces in enumerate(texts):
             for piece in pieces:
                 number = index.get(piece) if len(piece) <= MAX_RANKED_CHARS else None
@@ -364,13 +506,12 @@ class _Joined:
                     held.append(number)
                     owner.append(row)
                     continue
-                counts = term_counts(piece)
-                if counts:
+                found = _words(piece)
+                if found:
                     held.append(-1)
                     owner.append(row)
-                    sizes.append(len(counts))
-                    words.extend(counts)
-                    values.extend(counts.values())
+                    sizes.append(len(found))
+                    words += found
         # Every piece's entries laid out in (text, piece, first-seen rank) order.
         held_at = np.array(held, np.int64)
         is_held = held_at >= 0
@@ -392,7 +533,8 @@ class _Joined:
         here = np.ones(total, bool)
         here[place] = False
         term[here] = self._numbered(words)
-        count[here] = np.fromiter(values, np.float64, count=len(values))
+        count[here] = 1.0
+        del words
         text = np.repeat(np.array(owner, np.int64), size)
         keep = ~self.stop[term]
         term, count, text = term[keep], count[keep], text[keep]
@@ -408,15 +550,14 @@ class _Joined:
         term, text = term[first], text[first]
         own = self.own
         fresh, seen = np.unique(term[own[term] < 0], return_index=True)
-        vocab = self.cache._vocab
         for number in fresh[np.argsort(seen, kind="stable")].tolist():  # in order of appearance
-            own[number] = vocab[self.words[number]] = len(vocab)
+            own[number] = self.cache._term(self.words[number])
         self.cache._append(own[term].astype(np.int32), summed.astype(np.float32),
                            np.bincount(text, minlength=len(texts)).astype(np.int64))
 
 
-_ENTRIES_PER_RUN = 1 << 22
-"""Entries :meth:`TfidfCache.matrix` works on at once (about 4 million)."""
+_ENTRIES_PER_RUN = 1 << 20
+"""Entries :meth:`TfidfCache.matrix` works on at once (about a million)."""
 
 
 def _runs(indptr: np.ndarray) -> list[tuple[int, int]]:
