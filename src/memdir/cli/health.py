@@ -135,9 +135,10 @@ def health(
     the first --max-alarms of them.
 
     The work grows linearly with the store: near-duplicates are looked for only
-    among units that share rare words, and past 200 million unit-centroid
-    comparisons B3 is measured on a seeded sample of units (its size is in the
-    JSON as b3_units; see docs/metrics.md).
+    among units that share rare words, and past 20 million unit-centroid
+    comparisons B3 is measured on a seeded sample of units, the same units as the
+    store grows (its size, standard error and interval are in the JSON as
+    b3_units, b3_stderr and b3_interval; see docs/metrics.md).
 
     Exit status: 0 no alarm, 1 alarms raised, 2 bad input.
     """
