@@ -97,3 +97,10 @@ def test_the_edits_since_the_last_call_are_searched(store: Store) -> None:
     assert again is not None and not again.is_error
     assert "1. /memories/zora.md (score" in again.content
     assert again.content == _dispatched(store, {"query": "zorabelle"}, _LIMITS)[0]
+
+
+def test_a_time_limit_past_what_a_lock_can_wait_is_still_answered(store: Store) -> None:
+    limits = CallLimits(1e11, 160_000)  # a valid MEMDIR_TOOL_TIME_LIMIT; the dispatcher takes it
+    result = search_call(store, {"query": "maya"}, limits)
+    assert result is not None and not result.is_error
+    assert (result.content, result.is_error) == _dispatched(store, {"query": "maya"}, limits)

@@ -203,7 +203,9 @@ def search_call(store: Store, arguments: Mapping[str, Any], limits: CallLimits
 
     worker = threading.Thread(target=run, name="memdir-tool-call", daemon=True)
     worker.start()
-    worker.join(limits.seconds + _GRACE_SECONDS)
+    # A limit past what a lock can wait (MEMDIR_TOOL_TIME_LIMIT=100000000000 is a
+    # valid setting) waits as long as one can; the dispatcher's asyncio timer takes it.
+    worker.join(min(limits.seconds + _GRACE_SECONDS, threading.TIMEOUT_MAX))
     if not found:
         return ToolResult("search", _too_slow("search", limits.seconds), True)
     outcome = found[0]
