@@ -2,12 +2,14 @@
 
 Nothing else in memdir reads the environment; code that needs a setting takes
 it as an argument, and the command line fills those from :func:`get_settings`.
-Config files (a study, a skills run) are read by :func:`load_yaml_model`.
+Config files (a study, a skills run) are read by :func:`load_yaml_model`. A
+process that must start fast reads the plain settings through
+:func:`memdir._environment.plain_settings` instead, which never disagrees with
+:class:`Settings` and hands anything less plain to it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -15,14 +17,12 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from memdir._environment import ENV_PREFIX, given
 from memdir.store import DEFAULT_MAX_FILE_BYTES
 
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError", "get_settings", "load_yaml_model"]
 
 M = TypeVar("M", bound=BaseModel)
-
-ENV_PREFIX = "MEMDIR_"
-"""Every setting ``name`` is read from the environment variable ``MEMDIR_NAME``."""
 
 
 class SettingsError(ValueError):
@@ -80,11 +80,9 @@ class Settings(BaseModel):
             SettingsError: A variable's value does not fit its setting; the message
                 names the variable, the value and what it must be.
         """
-        environ = os.environ if environ is None else environ
-        given = {key.upper(): value for key, value in environ.items()
-                 if key.upper().startswith(ENV_PREFIX)}
-        values = {name: given[ENV_PREFIX + name.upper()] for name in cls.model_fields
-                  if ENV_PREFIX + name.upper() in given}
+        found = given(environ)
+        values = {name: found[ENV_PREFIX + name.upper()] for name in cls.model_fields
+                  if ENV_PREFIX + name.upper() in found}
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
@@ -93,7 +91,7 @@ class Settings(BaseModel):
                 name = str(error["loc"][0]) if error["loc"] else ""
                 variable = ENV_PREFIX + name.upper()
                 variables.append(variable)
-                problems.append(f"{variable}={given.get(variable, '')!r}: {error['msg']}")
+                problems.append(f"{variable}={found.get(variable, '')!r}: {error['msg']}")
             raise SettingsError("; ".join(problems), variables) from None
 
 

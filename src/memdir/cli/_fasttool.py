@@ -126,6 +126,10 @@ def run(argv: Sequence[str]) -> bool:
     call = _call(text)
     if call is None or not os.path.isdir(folder):
         return False
+    if set_name == "bm25" and call[0] == "search":
+        found = _search(folder, call[1])
+        if found is not None:
+            return _print(*found)
     import asyncio
 
     from memdir.config import SettingsError, get_settings
@@ -139,10 +143,43 @@ def run(argv: Sequence[str]) -> bool:
     except (SettingsError, StoreError, OSError, ImportError):
         return False
     result = asyncio.run(toolset.call(*call))
-    if not _printable(result.content):
+    return _print(result.content, result.is_error)
+
+
+def _search(folder: str, arguments: dict[str, Any]) -> tuple[str, bool] | None:
+    """A ``bm25`` search answered without the tool set, asyncio or pydantic; None hands it on.
+
+    Taken when the settings and the arguments are plain enough to need no
+    judging (:func:`memdir._environment.plain_settings`,
+    :func:`memdir.tools._ranked.search_call`); the answer is then the one
+    :meth:`memdir.tools.ToolSet.call` gives, computed the same way.
+    """
+    from memdir._environment import plain_settings
+
+    settings = plain_settings()
+    if settings is None:
+        return None
+    from memdir.store import Store, StoreError
+
+    try:
+        import memdir.tools._bm25index  # noqa: F401 - a missing library is the app's to report
+        from memdir.tools._limits import CallLimits
+        from memdir.tools._ranked import search_call
+
+        store = Store(Path(folder), max_file_bytes=settings.max_file_bytes, sweep_now=False)
+    except (StoreError, OSError, ImportError):
+        return None
+    result = search_call(store, arguments,
+                         CallLimits(settings.tool_time_limit, settings.tool_output_chars))
+    return None if result is None else (result.content, result.is_error)
+
+
+def _print(content: str, is_error: bool) -> bool:
+    """Print a tool's text as ``memdir tool`` does; False if it would alter it on the way."""
+    if not _printable(content):
         return False
-    sys.stdout.write(result.content + "\n")
+    sys.stdout.write(content + "\n")
     sys.stdout.flush()
-    if result.is_error:
+    if is_error:
         raise SystemExit(_ERROR)
     return True

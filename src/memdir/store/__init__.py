@@ -2,83 +2,162 @@
 
 This package never imports a model, an agent or the command line. The header
 models (:class:`Frontmatter`, :class:`SkillMetadata`, :class:`SkillSource`) are
-pydantic classes imported on first use, so opening and searching a store skips
-building them.
+pydantic classes, and every name loads its submodule on first use
+(:mod:`memdir._lazy`), so opening and searching a store imports only the modules
+a search needs (a new process's ranked search counts each of them).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from memdir.store._conflicts import (
-    ConflictBlock,
-    conflict_alarms,
-    conflict_findings,
-    conflict_followup,
-    conflict_note,
-    conflicted_paths,
-    find_blocks,
-    has_conflict,
-    listing_mark,
-)
-from memdir.store._document import Document, load_document, parse_document
-from memdir.store._entries import Entries, Folder, Found, FoundType
-from memdir.store._errors import (
-    ConflictError,
-    FileExistsInStoreError,
-    FileTooLargeError,
-    NotFoundError,
-    PathError,
-    StoreError,
-)
-from memdir.store._frontmatter import (
-    DESCRIPTION_MAX_CHARS,
-    MAX_NESTING,
-    MAX_NODES,
-    Defect,
-    entry_sources,
-    parse_file,
-    render_file,
-    slugify,
-    validate_skill_metadata,
-)
-from memdir.store._lint import Finding, check_xref, fix_store, lint_store
-from memdir.store._markdown import Heading, Section, XRef, find_section, headings, sections, xrefs
-from memdir.store._paths import (
-    ANY_NAME,
-    FILE_MODE,
-    FOLDER_MODE,
-    MARKDOWN,
-    MAX_DEPTH,
-    MAX_PATH_BYTES,
-    ROOT,
-    NamePolicy,
-    StorePath,
-    atomic_write,
-    check_new_path,
-    resolve,
-    to_virtual,
-)
-from memdir.store._sources import SourcesSection, body_without_sources, find_sources_section
-from memdir.store._store import (
-    ANY_VERSION,
-    DEFAULT_MAX_FILE_BYTES,
-    AnyVersion,
-    Entry,
-    EntryKind,
-    Store,
-    digest_text,
-)
-from memdir.store._tree import Listed, Node, NodeKind
+from memdir._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from memdir.store._conflicts import (
+        ConflictBlock,
+        conflict_alarms,
+        conflict_findings,
+        conflict_followup,
+        conflict_note,
+        conflicted_paths,
+        find_blocks,
+        has_conflict,
+        listing_mark,
+    )
+    from memdir.store._document import Document, load_document, parse_document
+    from memdir.store._entries import Entries, Folder, Found, FoundType
+    from memdir.store._errors import (
+        ConflictError,
+        FileExistsInStoreError,
+        FileTooLargeError,
+        NotFoundError,
+        PathError,
+        StoreError,
+    )
+    from memdir.store._frontmatter import (
+        DESCRIPTION_MAX_CHARS,
+        MAX_NESTING,
+        MAX_NODES,
+        Defect,
+        entry_sources,
+        parse_file,
+        render_file,
+        slugify,
+        validate_skill_metadata,
+    )
+    from memdir.store._lint import Finding, check_xref, fix_store, lint_store
+    from memdir.store._markdown import (
+        Heading,
+        Section,
+        XRef,
+        find_section,
+        headings,
+        sections,
+        xrefs,
+    )
     from memdir.store._models import Frontmatter, SkillMetadata, SkillSource
+    from memdir.store._paths import (
+        ANY_NAME,
+        FILE_MODE,
+        FOLDER_MODE,
+        MARKDOWN,
+        MAX_DEPTH,
+        MAX_PATH_BYTES,
+        ROOT,
+        NamePolicy,
+        StorePath,
+        atomic_write,
+        check_new_path,
+        resolve,
+        to_virtual,
+    )
+    from memdir.store._sources import SourcesSection, body_without_sources, find_sources_section
+    from memdir.store._store import (
+        ANY_VERSION,
+        DEFAULT_MAX_FILE_BYTES,
+        AnyVersion,
+        Entry,
+        EntryKind,
+        Store,
+        digest_text,
+    )
+    from memdir.store._tree import Listed, Node, NodeKind
 
+_HOMES = {
+    "ANY_NAME": "_paths",
+    "ANY_VERSION": "_store",
+    "AnyVersion": "_store",
+    "ConflictBlock": "_conflicts",
+    "ConflictError": "_errors",
+    "DEFAULT_MAX_FILE_BYTES": "_store",
+    "DESCRIPTION_MAX_CHARS": "_frontmatter",
+    "Defect": "_frontmatter",
+    "Document": "_document",
+    "Entries": "_entries",
+    "Entry": "_store",
+    "EntryKind": "_store",
+    "FILE_MODE": "_paths",
+    "FOLDER_MODE": "_paths",
+    "FileExistsInStoreError": "_errors",
+    "FileTooLargeError": "_errors",
+    "Finding": "_lint",
+    "Folder": "_entries",
+    "Found": "_entries",
+    "FoundType": "_entries",
+    "Frontmatter": "_models",
+    "Heading": "_markdown",
+    "Listed": "_tree",
+    "MARKDOWN": "_paths",
+    "MAX_DEPTH": "_paths",
+    "MAX_NESTING": "_frontmatter",
+    "MAX_NODES": "_frontmatter",
+    "MAX_PATH_BYTES": "_paths",
+    "NamePolicy": "_paths",
+    "Node": "_tree",
+    "NodeKind": "_tree",
+    "NotFoundError": "_errors",
+    "PathError": "_errors",
+    "ROOT": "_paths",
+    "Section": "_markdown",
+    "SkillMetadata": "_models",
+    "SkillSource": "_models",
+    "SourcesSection": "_sources",
+    "Store": "_store",
+    "StoreError": "_errors",
+    "StorePath": "_paths",
+    "XRef": "_markdown",
+    "atomic_write": "_paths",
+    "body_without_sources": "_sources",
+    "check_new_path": "_paths",
+    "check_xref": "_lint",
+    "conflict_alarms": "_conflicts",
+    "conflict_findings": "_conflicts",
+    "conflict_followup": "_conflicts",
+    "conflict_note": "_conflicts",
+    "conflicted_paths": "_conflicts",
+    "digest_text": "_store",
+    "entry_sources": "_frontmatter",
+    "find_blocks": "_conflicts",
+    "find_section": "_markdown",
+    "find_sources_section": "_sources",
+    "fix_store": "_lint",
+    "has_conflict": "_conflicts",
+    "headings": "_markdown",
+    "lint_store": "_lint",
+    "listing_mark": "_conflicts",
+    "load_document": "_document",
+    "parse_document": "_document",
+    "parse_file": "_frontmatter",
+    "render_file": "_frontmatter",
+    "resolve": "_paths",
+    "sections": "_markdown",
+    "slugify": "_frontmatter",
+    "to_virtual": "_paths",
+    "validate_skill_metadata": "_frontmatter",
+    "xrefs": "_markdown",
+}
+"""Each public name -> the submodule that defines it."""
 
-def __getattr__(name: str) -> Any:
-    if name in ("Frontmatter", "SkillMetadata", "SkillSource"):
-        from memdir.store import _models
-
-        return getattr(_models, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
 
 __all__ = [
     "ANY_NAME",

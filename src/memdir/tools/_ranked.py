@@ -13,15 +13,27 @@ is kept in step with the files on every call.
 
 from __future__ import annotations
 
-import asyncio
 import re
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from memdir.store import ROOT, NotFoundError, Store, StoreError
-from memdir.tools._limits import echo
-from memdir.tools._spec import ToolError, ToolSet, ToolSpec, tool_flags, tool_spec
+from memdir.store._deadline import CallTimeoutError, deadline
+from memdir.tools._limits import _GRACE_SECONDS, CallLimits, cap_text, echo
+from memdir.tools._spec import (
+    ToolError,
+    ToolResult,
+    ToolSet,
+    ToolSpec,
+    _capped,
+    _too_slow,
+    tool_flags,
+    tool_spec,
+)
 
 if TYPE_CHECKING:
+    from memdir.store import StorePath
     from memdir.tools._bm25index import FileIndex, Hit
 
 __all__ = [
@@ -38,6 +50,8 @@ __all__ = [
     "ranked_line",
     "chunk_set",
     "chunk_spec",
+    "search_call",
+    "search_now",
     "search_spec",
 ]
 
@@ -75,6 +89,8 @@ async def _ranked(index: FileIndex, query: str, k: int, under: str) -> list[Hit]
     def run() -> list[Hit]:
         index.refresh()
         return index.search(query, k, under)
+
+    import asyncio  # here: a search run by search_now needs no event loop
 
     return await asyncio.to_thread(run)
 
@@ -127,38 +143,119 @@ def search_spec(store: Store) -> ToolSpec:
             k: How many files to return at most (1 to 50).
             path: Only rank files in this folder (and below), e.g. /memories/people.
         """
-        if not 1 <= k <= _MAX_K:
-            raise ToolError(f"k must be between 1 and {_MAX_K}; you gave {k}.")
-        folder = store.resolve(path, "dir")
-        if not folder.host.is_dir():
-            raise NotFoundError(
-                f"{folder.virtual} is not a folder of the store. "
-                f"Search {ROOT} or view it to see the folders."
-            )
+        folder = _scope(store, k, path)
         hits = await _ranked(index, query, k, folder.virtual)
-        scope = "" if folder.is_root else f" under {folder.virtual}"
-        if not hits:
-            return (
-                f"No file{scope} contains any word of {echo(query)}. Try other words "
-                "(synonyms, names) or list the folders with view."
-            )
-        plural = "s" if len(hits) > 1 else ""
-        lines = [f"{len(hits)} file{plural} ranked for {echo(query)}{scope}, best first:"]
-        for rank, hit in enumerate(hits, start=1):
-            lines.append("")
-            lines.append(ranked_file_line(rank, hit.path, hit.score))
-            try:
-                text = store.read(hit.path)
-                desc = _description(text) or store.description(hit.path)
-            except StoreError as exc:
-                lines.append(f"   (cannot be read: {exc})")
-                continue
-            lines.append(f"   {desc}" if desc else "   (no description)")
-            for match in index.best_lines(text, query):
-                lines.append(ranked_line(match.line, _clip(match.text)))
-        return "\n".join(lines)
+        return _report(store, index, query, folder, hits)
 
     return tool_spec(search)
+
+
+def search_now(store: Store, query: str, k: int = 10, path: str = ROOT) -> str:
+    """What the ``search`` tool of :func:`search_spec` answers, computed on this thread.
+
+    For a caller with no event loop to keep free (``memdir tool``, which then
+    needs neither asyncio nor the tool's argument model); the steps, their
+    order and their errors are the tool's.
+
+    Raises:
+        ToolError: ``k`` out of range, or a query with no searchable word.
+        StoreError: ``path`` is not a folder of the store.
+    """
+    from memdir.tools._bm25index import index_for
+
+    index = index_for(store)
+    folder = _scope(store, k, path)
+    if not index.tokenizer(query):
+        raise _no_terms(query)
+    index.refresh()
+    return _report(store, index, query, folder, index.search(query, k, folder.virtual))
+
+
+_SEARCH_PARAMETERS = {"query": str, "k": int, "path": str}
+
+
+def search_call(store: Store, arguments: Mapping[str, Any], limits: CallLimits
+                ) -> ToolResult | None:
+    """A ``search`` call answered as :meth:`memdir.tools.ToolSet.call` answers it, or None.
+
+    None when the arguments are not plain: anything but a ``query`` string and
+    an optional ``k`` integer and ``path`` string, or values the dispatcher's
+    checks (:func:`memdir.tools._arguments.argument_problem`) refuse. The
+    argument model takes plain arguments as they are, so the call can skip
+    it; anything else is the dispatcher's to judge and explain. The search runs
+    on a thread of its own under the call's deadline, and a search still
+    running shortly after it is answered with the dispatcher's time-limit
+    error (the thread is left to end with the process).
+    """
+    from memdir.tools._arguments import argument_problem
+
+    if "query" not in arguments or argument_problem(arguments) is not None or any(
+            type(value) is not _SEARCH_PARAMETERS.get(key) for key, value in arguments.items()):
+        return None
+    found: list[str | BaseException] = []
+
+    def run() -> None:
+        try:
+            with deadline(limits.seconds, interruptible=True):
+                found.append(search_now(store, **arguments))
+        except BaseException as exc:  # handed to the caller's thread, which re-raises it
+            found.append(exc)
+
+    worker = threading.Thread(target=run, name="memdir-tool-call", daemon=True)
+    worker.start()
+    # A limit past what a lock can wait (MEMDIR_TOOL_TIME_LIMIT=100000000000 is a
+    # valid setting) waits as long as one can; the dispatcher's asyncio timer takes it.
+    worker.join(min(limits.seconds + _GRACE_SECONDS, threading.TIMEOUT_MAX))
+    if not found:
+        return ToolResult("search", _too_slow("search", limits.seconds), True)
+    outcome = found[0]
+    if isinstance(outcome, (ToolError, StoreError)):
+        return ToolResult("search", _capped(f"Error: {outcome}", limits), True)
+    if isinstance(outcome, CallTimeoutError):
+        return ToolResult("search", _too_slow("search", limits.seconds), True)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    hint = "Ask search for less (a line range, a narrower path or query) to see the rest."
+    return ToolResult("search", cap_text(outcome, limits.output_chars, hint))
+
+
+def _scope(store: Store, k: int, path: str) -> StorePath:
+    """The folder a search ranks, once ``k`` and ``path`` are found valid."""
+    if not 1 <= k <= _MAX_K:
+        raise ToolError(f"k must be between 1 and {_MAX_K}; you gave {k}.")
+    folder = store.resolve(path, "dir")
+    if not folder.host.is_dir():
+        raise NotFoundError(
+            f"{folder.virtual} is not a folder of the store. "
+            f"Search {ROOT} or view it to see the folders."
+        )
+    return folder
+
+
+def _report(store: Store, index: FileIndex, query: str, folder: StorePath,
+            hits: list[Hit]) -> str:
+    """A search's answer: each hit's path, score, description and best lines."""
+    scope = "" if folder.is_root else f" under {folder.virtual}"
+    if not hits:
+        return (
+            f"No file{scope} contains any word of {echo(query)}. Try other words "
+            "(synonyms, names) or list the folders with view."
+        )
+    plural = "s" if len(hits) > 1 else ""
+    lines = [f"{len(hits)} file{plural} ranked for {echo(query)}{scope}, best first:"]
+    for rank, hit in enumerate(hits, start=1):
+        lines.append("")
+        lines.append(ranked_file_line(rank, hit.path, hit.score))
+        try:
+            text = store.read(hit.path)
+            desc = _description(text) or store.description(hit.path)
+        except StoreError as exc:
+            lines.append(f"   (cannot be read: {exc})")
+            continue
+        lines.append(f"   {desc}" if desc else "   (no description)")
+        for match in index.best_lines(text, query):
+            lines.append(ranked_line(match.line, _clip(match.text)))
+    return "\n".join(lines)
 
 
 def chunk_spec(store: Store) -> ToolSpec:
