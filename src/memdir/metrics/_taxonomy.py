@@ -33,7 +33,7 @@ from scipy import sparse
 
 from memdir.metrics._b3 import nearest_other
 from memdir.metrics._pairs import similar_pairs, unique_first
-from memdir.metrics._text import TfidfCache, cosine_rows
+from memdir.metrics._text import TfidfCache, cosine_rows, row_runs
 from memdir.metrics._tree import StoreTree, Unit
 
 __all__ = ["Leak", "SiblingPair", "TaxonomyMetrics", "measure_taxonomy"]
@@ -213,10 +213,11 @@ def _b1(tree: StoreTree, labels: TfidfCache) -> tuple[float | None, float | None
         return None, None, None, 0
     matrix = labels.matrix([n.label for n in tree.nodes[1:]])
     empty = np.asarray(matrix.getnnz(axis=1) == 0)
-    sums = _group_sums(matrix[rows], owner, len(parents))
-    norms = np.bincount(owner, weights=np.asarray(
-        matrix[rows].multiply(matrix[rows]).sum(axis=1)).ravel(), minlength=len(parents))
-    cos_sum = (np.asarray(sums.multiply(sums).sum(axis=1)).ravel() - norms) / 2.0
+    children = matrix[rows]
+    sums = _group_sums(children, owner, len(parents))
+    norms = np.bincount(owner, weights=row_squares(children), minlength=len(parents))
+    del children
+    cos_sum = (row_squares(sums) - norms) / 2.0
     same_empty = np.zeros(len(parents))
     for (group, _), count in _count_empty(tree, rows, owner, empty).items():
         same_empty[group] += count * (count - 1) / 2.0
@@ -246,15 +247,90 @@ def _group_sums(matrix: sparse.csr_matrix, groups: np.ndarray, count: int) -> sp
     return (indicator @ matrix).tocsr()
 
 
+_SQUARES_CHUNK = 1 << 20
+"""Matrix entries :func:`row_squares` squares at once."""
+
+
+def _canonical(matrix: sparse.csr_matrix, runs: list[tuple[int, int]]) -> bool:
+    """Whether every row's terms are strictly increasing (scipy's canonical CSR format).
+
+    The test sparsetools makes on the arrays themselves before an elementwise
+    product (not the matrix's cached flag), made one run of rows at a time.
+    """
+    indptr, indices = matrix.indptr, matrix.indices
+    if np.any(indptr[1:] < indptr[:-1]):
+        return False
+    for a, b in runs:
+        lo, hi = indptr[a], indptr[b]
+        rises = np.diff(indices[lo:hi].astype(np.int64)) > 0
+        starts = indptr[a + 1 : b]
+        starts = starts[(starts > lo) & (starts < hi)]
+        rises[starts - lo - 1] = True  # a row's first term may fall below the last one's
+        if not rises.all():
+            return False
+    return True
+
+
+def _repeats_a_term(matrix: sparse.csr_matrix, runs: list[tuple[int, int]]) -> bool:
+    """Whether some row holds one term twice."""
+    indptr, indices = matrix.indptr, matrix.indices
+    for a, b in runs:
+        lo, hi = indptr[a], indptr[b]
+        row = np.repeat(np.arange(b - a, dtype=np.int64), np.diff(indptr[a : b + 1]))
+        keys = np.sort(row * matrix.shape[1] + indices[lo:hi])
+        if np.any(keys[1:] == keys[:-1]):
+            return True
+    return False
+
+
+def row_squares(matrix: sparse.csr_matrix, *, chunk: int = _SQUARES_CHUNK) -> np.ndarray:
+    """Each row's sum of squares, ``matrix.multiply(matrix).sum(axis=1)`` to the bit.
+
+    That expression holds a product as large as the matrix (room for twice its
+    entries, allocated); this one squares a run of about ``chunk`` entries at a
+    time. The sums are scipy's: the squares a row keeps (those not zero), in the
+    order the product lists them (the row's own order when the matrix is
+    canonical, else its reverse), added by one ``np.add.reduceat`` per run of
+    rows, as scipy adds the product's rows. Each row's sum depends on its entries
+    alone, so runs give the same floats as one call. A matrix of other than
+    float64 values, or one not canonical whose row holds a term twice (scipy adds
+    the copies before it squares them), is left to scipy's expression.
+    Cost: linear in the matrix's entries.
+    """
+    indptr = matrix.indptr.astype(np.int64)
+    runs = row_runs(indptr, chunk)
+    reverse = not _canonical(matrix, runs)
+    if matrix.dtype != np.float64 or (reverse and _repeats_a_term(matrix, runs)):
+        return np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel()
+    out = np.zeros(matrix.shape[0])
+    for first, end in runs:
+        lo, hi = indptr[first], indptr[end]
+        sizes = np.diff(indptr[first : end + 1])
+        squares = matrix.data[lo:hi] ** 2
+        if reverse:  # sparsetools' general product lists a row's terms last to first
+            starts = indptr[first:end] - lo
+            squares = squares[np.repeat(2 * starts + sizes - 1, sizes) - np.arange(hi - lo)]
+        kept = squares != 0
+        if not kept.all():
+            row = np.repeat(np.arange(end - first), sizes)
+            squares = squares[kept]
+            sizes = np.bincount(row[kept], minlength=end - first)
+        nonempty = np.flatnonzero(sizes)
+        if len(nonempty):
+            heads = (np.cumsum(sizes) - sizes)[nonempty]
+            out[first + nonempty] = np.add.reduceat(squares, heads)
+    return out
+
+
 def _b2(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix
         ) -> tuple[float | None, float | None, float | None]:
     n = matrix.shape[0]
-    norms = np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel()
+    norms = row_squares(matrix)
     total = np.asarray(matrix.sum(axis=0)).ravel()
     all_sum = (float(total @ total) - norms.sum()) / 2.0
     all_count = n * (n - 1) / 2.0
     sizes = np.bincount(groups)
-    group_sq = np.asarray(sums.multiply(sums).sum(axis=1)).ravel()
+    group_sq = row_squares(sums)
     norms_by_group = np.bincount(groups, weights=norms, minlength=len(sizes))
     same_sum = float(((group_sq - norms_by_group) / 2.0).sum())
     same_count = float((sizes * (sizes - 1) / 2.0).sum())

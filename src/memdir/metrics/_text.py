@@ -23,7 +23,7 @@ from itertools import repeat
 import numpy as np
 from scipy import sparse
 
-__all__ = ["ENGLISH_STOP_WORDS", "TfidfCache", "analyzer", "cosine_rows", "term_counts"]
+__all__ = ["ENGLISH_STOP_WORDS", "TfidfCache", "analyzer", "cosine_rows", "row_runs", "term_counts"]
 
 ENGLISH_STOP_WORDS = frozenset("""
     a about above across after afterwards again against all almost alone along already
@@ -560,17 +560,22 @@ _ENTRIES_PER_RUN = 1 << 20
 """Entries :meth:`TfidfCache.matrix` works on at once (about a million)."""
 
 
-def _runs(indptr: np.ndarray) -> list[tuple[int, int]]:
-    """Rows ``[a, b)`` in runs of about :data:`_ENTRIES_PER_RUN` entries (one row at least)."""
+def row_runs(indptr: np.ndarray, entries: int) -> list[tuple[int, int]]:
+    """Rows ``[a, b)`` of a CSR matrix in runs of about ``entries`` entries (one row at least)."""
     n = len(indptr) - 1
     runs: list[tuple[int, int]] = []
     a = 0
     while a < n:
-        b = int(np.searchsorted(indptr, indptr[a] + _ENTRIES_PER_RUN, side="right")) - 1
+        b = int(np.searchsorted(indptr, indptr[a] + entries, side="right")) - 1
         b = min(max(b, a + 1), n)
         runs.append((a, b))
         a = b
     return runs
+
+
+def _runs(indptr: np.ndarray) -> list[tuple[int, int]]:
+    """:func:`row_runs` of about :data:`_ENTRIES_PER_RUN` entries."""
+    return row_runs(indptr, _ENTRIES_PER_RUN)
 
 
 def cosine_rows(matrix: sparse.csr_matrix, left: np.ndarray, right: np.ndarray) -> np.ndarray:
