@@ -124,10 +124,19 @@ def table_steps(root: Path, n: int, *, b3: bool = True) -> dict[str, object]:
     # Panel A: measure_shape in main's code, the sums kept with the tree in the new one
     _timed(_measure, "_shape" if hasattr(_measure, "_shape") else "measure_shape", spent,
            "panel A")
-    _timed(_measure, "measure_taxonomy", spent, "panel B")
-    if not b3:
-        _taxonomy._b3 = lambda *args, **kwargs: (None, [], 0)  # type: ignore[attr-defined]
-    _timed(_taxonomy, "_b3", spent, "B3")
+    try:  # Panel B of each step from the last one's (memdir.metrics._steps), where it exists
+        from memdir.metrics import _steps
+    except ImportError:
+        _timed(_measure, "measure_taxonomy", spent, "panel B")
+        if not b3:
+            _taxonomy._b3 = lambda *args, **kwargs: (None, [], 0)  # type: ignore[attr-defined]
+        _timed(_taxonomy, "_b3", spent, "B3")
+    else:
+        steps = _steps.TaxonomySteps
+        _timed(steps, "measure", spent, "panel B")
+        if not b3:
+            steps._b3 = lambda *args, **kwargs: (None, [], 0)  # type: ignore[method-assign]
+        _timed(steps, "_b3", spent, "B3")
     marks = [_cpu()]
 
     def progress(done: int, total: int) -> None:

@@ -98,6 +98,130 @@ def _exact(head_u: np.ndarray, head_g: np.ndarray, tail: np.ndarray, scale: np.n
     return out
 
 
+def _directions(sums: sparse.csr_matrix, scale: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """Each head block's mean centroid direction (unit length, or zero), one row per block."""
+    width = -(-len(head) // HEAD_BLOCK) * HEAD_BLOCK
+    mean = np.zeros(width)
+    mean[: len(head)] = np.asarray(sums.T @ scale).ravel()[head]
+    q = mean.reshape(-1, HEAD_BLOCK)
+    norms = np.linalg.norm(q, axis=1, keepdims=True)
+    out: np.ndarray = np.divide(q, norms, out=np.zeros_like(q), where=norms > 0)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Units:
+    """The units a scan compares: their head terms dense, bound features and tail terms."""
+
+    head_u: np.ndarray
+    feat_u: np.ndarray
+    tail: sparse.csr_matrix
+    """Units x terms, the head terms left out."""
+    tail_t: sparse.csr_matrix
+    """The same, terms x units."""
+
+    @classmethod
+    def of(cls, matrix: sparse.csr_matrix, chosen: np.ndarray, head: np.ndarray,
+           q: np.ndarray) -> _Units:
+        rows = matrix[chosen]
+        head_u = _dense_head(rows, head, q.size)
+        in_head = np.zeros(matrix.shape[1], bool)
+        in_head[head] = True
+        rows.data[in_head[rows.indices]] = 0.0  # rows is a copy; keep only the tail terms
+        rows.eliminate_zeros()
+        return cls(head_u, _features(head_u, q), rows, rows.T.tocsr())
+
+
+def _limits(units: _Units, sums: sparse.csr_matrix, own_g: np.ndarray, scale: np.ndarray,
+            head: np.ndarray, eps: float) -> np.ndarray:
+    """Each unit's own cosine (the tail by an elementwise product) plus ``eps``, less the margin.
+
+    A pair must exceed this to be kept: it is the bound's threshold, not the own
+    cosine reported (the scan computes that one as it computes the others).
+    """
+    own_rows = sums[own_g]
+    own_rows.sort_indices()
+    own_tail = np.asarray(units.tail.multiply(own_rows).sum(axis=1)).ravel()
+    width = units.head_u.shape[1]
+    out: np.ndarray = _exact(units.head_u, _dense_head(own_rows, head, width), own_tail,
+                             scale[own_g]) + eps - MARGIN
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What a scan found: own cosines where the own group was scanned, and the kept pairs."""
+
+    own: np.ndarray
+    """NaN where the unit's own group was not among the targets."""
+    unit: np.ndarray
+    group: np.ndarray
+    cosine: np.ndarray
+
+
+class _Side:
+    """The group side of a scan, made block by block from the sums as it is asked."""
+
+    def __init__(self, sums: sparse.csr_matrix, head: np.ndarray, q: np.ndarray) -> None:
+        self.sums, self.head, self.q = sums, head, q
+
+    def block(self, picked: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
+        """The picked groups' sums (terms sorted), their head terms dense, and their features."""
+        block = self.sums[picked]
+        block.sort_indices()
+        head_g = _dense_head(block, self.head, self.q.size)
+        return block, head_g, _features(head_g, self.q)
+
+
+def _scan(units: _Units, side: _Side, scale: np.ndarray, own_g: np.ndarray, limit: np.ndarray,
+          targets: np.ndarray, span: int) -> _Found:
+    """Compare units with the target groups (ascending), ``span`` groups at a time.
+
+    Every pair whose bound exceeds its unit's ``limit`` is computed exactly and
+    kept; the own group's cosine is computed where it is a target. A pair's
+    cosine depends on its unit row, its group row, the head and the group's
+    scale alone, so any subset of units and targets gives the same floats.
+    """
+    n = len(own_g)
+    own = np.full(n, np.nan)
+    found_u, found_g, found_c = [], [], []
+    for start in range(0, len(targets), span):
+        picked = targets[start : start + span]
+        block, head_g, feat_g = side.block(picked)
+        tail = (block @ units.tail_t).toarray()  # groups x units, exact
+        bound = feat_g @ units.feat_u.T
+        bound += tail
+        bound *= scale[picked, None]
+        local = np.searchsorted(picked, own_g)
+        here = np.flatnonzero(local < len(picked))
+        here = here[picked[local[here]] == own_g[here]]
+        own[here] = _exact(units.head_u[here], head_g[local[here]], tail[local[here], here],
+                           scale[own_g[here]])
+        bound[local[here], here] = -np.inf
+        g, u = np.divmod(np.flatnonzero(bound > limit), n)
+        if len(g):
+            found_u.append(u)
+            found_g.append(picked[g])
+            found_c.append(_exact(units.head_u[u], head_g[g], tail[g, u], scale[picked[g]]))
+    if not found_u:
+        empty = np.zeros(0, np.int64)
+        return _Found(own, empty, empty, np.zeros(0))
+    return _Found(own, np.concatenate(found_u), np.concatenate(found_g),
+                  np.concatenate(found_c))
+
+
+def _nearest(n: int, count: int, unit: np.ndarray, group: np.ndarray, cosine: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit, the highest of its pairs' cosines (-inf: none) and its lowest group (-1)."""
+    other = np.full(n, -np.inf)
+    np.maximum.at(other, unit, cosine)
+    first = np.full(n, count, np.int64)
+    at_top = cosine == other[unit]
+    np.minimum.at(first, unit[at_top], group[at_top])
+    best = np.where(first < count, first, -1)
+    return other, best
+
+
 def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix,
                   chosen: np.ndarray, eps: float, *, cells: int = CELLS) -> NearestOther:
     """Own cosine of each chosen unit and the nearest other centroid of those that may leak.
@@ -113,61 +237,232 @@ def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.cs
             ``cells // len(chosen)``, at least one).
     """
     n, count = len(chosen), sums.shape[0]
-    scale = _scales(sums, max(1, cells // max(n, 1)))
-    head = _head_order(sums, HEAD_TERMS)
-    width = -(-len(head) // HEAD_BLOCK) * HEAD_BLOCK
-    mean = np.zeros(width)
-    mean[: len(head)] = np.asarray(sums.T @ scale).ravel()[head]
-    q = mean.reshape(-1, HEAD_BLOCK)
-    norms = np.linalg.norm(q, axis=1, keepdims=True)
-    q = np.divide(q, norms, out=np.zeros_like(q), where=norms > 0)
-
-    rows = matrix[chosen]
-    head_u = _dense_head(rows, head, width)
-    feat_u = _features(head_u, q)
-    in_head = np.zeros(matrix.shape[1], bool)
-    in_head[head] = True
-    rows.data[in_head[rows.indices]] = 0.0  # rows is a copy; keep only the tail terms
-    rows.eliminate_zeros()
-    tail_t = rows.T.tocsr()  # tail terms x units
-
-    own_g = groups[chosen]
-    own_rows = sums[own_g]
-    own_rows.sort_indices()
-    own_tail = np.asarray(rows.multiply(own_rows).sum(axis=1)).ravel()
-    limit = _exact(head_u, _dense_head(own_rows, head, width), own_tail, scale[own_g]) \
-        + eps - MARGIN  # own cosine, less the margin: a pair must exceed this to be kept
-    del own_rows
-
-    own = np.full(n, np.nan)
-    best = np.full(n, -1, np.int64)
-    other = np.full(n, -np.inf)
-    survivors = 0
     span = max(1, cells // max(n, 1))
-    for start in range(0, count, span):
-        block = sums[start : start + span]
-        block.sort_indices()
-        head_g = _dense_head(block, head, width)
-        tail = (block @ tail_t).toarray()  # groups x units, exact
-        bound = _features(head_g, q) @ feat_u.T
-        bound += tail
-        bound *= scale[start : start + span, None]
-        local = own_g - start
-        here = np.flatnonzero((local >= 0) & (local < block.shape[0]))
-        own[here] = _exact(head_u[here], head_g[local[here]], tail[local[here], here],
-                           scale[own_g[here]])
-        bound[local[here], here] = -np.inf
-        g, u = np.divmod(np.flatnonzero(bound > limit), n)
-        survivors += len(g)
-        if not len(g):
-            continue
-        cos = _exact(head_u[u], head_g[g], tail[g, u], scale[start + g])
-        top = np.full(n, -np.inf)
-        np.maximum.at(top, u, cos)
-        first = np.full(n, count, np.int64)
-        at_top = cos == top[u]
-        np.minimum.at(first, u[at_top], g[at_top] + start)
-        better = top > other  # an earlier block keeps a tie: the lowest group wins
-        other[better] = top[better]
-        best[better] = first[better]
-    return NearestOther(own, best, other, survivors)
+    scale = _scales(sums, span)
+    head = _head_order(sums, HEAD_TERMS)
+    q = _directions(sums, scale, head)
+    units = _Units.of(matrix, chosen, head, q)
+    own_g = groups[chosen]
+    limit = _limits(units, sums, own_g, scale, head, eps)
+    found = _scan(units, _Side(sums, head, q), scale, own_g, limit, np.arange(count), span)
+    other, best = _nearest(n, count, found.unit, found.group, found.cosine)
+    return NearestOther(found.own, best, other, len(found.unit))
+
+
+SLACK = 0.02
+"""How far below its bound's threshold a unit's kept pairs reach in :class:`NearestOtherSteps`,
+so its own cosine may fall this much over later states before the unit is compared again."""
+
+
+def replace_rows(old: sparse.csr_matrix, rows: np.ndarray, new: sparse.csr_matrix, width: int
+                 ) -> sparse.csr_matrix:
+    """``old`` with rows ``rows`` (ascending) replaced by the rows of ``new``, ``width`` wide.
+
+    The other rows' entries are copied in their order. Cost: linear in the entries.
+    """
+    if not len(rows):
+        if old.shape[1] == width:
+            return old
+        return sparse.csr_matrix((old.data, old.indices, old.indptr),
+                                 shape=(old.shape[0], width))
+    indptr = old.indptr
+    sizes = np.diff(indptr)
+    sizes[rows] = np.diff(new.indptr)
+    out_ptr = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=out_ptr[1:])
+    cuts = new.indptr.tolist()
+    indices: list[np.ndarray] = []
+    data: list[np.ndarray] = []
+    at = 0
+    for k, (lo, hi) in enumerate(zip(indptr[rows].tolist(), indptr[rows + 1].tolist(),
+                                     strict=True)):
+        indices += [old.indices[at:lo], new.indices[cuts[k] : cuts[k + 1]]]
+        data += [old.data[at:lo], new.data[cuts[k] : cuts[k + 1]]]
+        at = hi
+    indices.append(old.indices[at:])
+    data.append(old.data[at:])
+    return sparse.csr_matrix(
+        (np.concatenate(data), np.concatenate(indices).astype(old.indices.dtype, copy=False),
+         out_ptr), shape=(old.shape[0], width))
+
+
+class _KeptSide(_Side):
+    """Every group's sorted sums, dense head terms and features, kept and updated by rows."""
+
+    def __init__(self, sums: sparse.csr_matrix, head: np.ndarray, q: np.ndarray, span: int
+                 ) -> None:
+        super().__init__(sums, head, q)
+        parts = [_Side.block(self, np.arange(a, min(a + span, sums.shape[0])))
+                 for a in range(0, sums.shape[0], span)]
+        self.sorted = sparse.vstack([p[0] for p in parts], format="csr") if parts \
+            else sums.copy()
+        self.head_g = np.concatenate([p[1] for p in parts]) if parts \
+            else np.zeros((0, q.size))
+        self.feat_g = np.concatenate([p[2] for p in parts]) if parts \
+            else np.zeros((0, 2 * q.shape[0]))
+
+    def update(self, sums: sparse.csr_matrix, moved: np.ndarray) -> None:
+        """Take the rows ``moved`` (ascending) of ``sums`` anew."""
+        self.sums = sums
+        block, head_g, feat_g = _Side.block(self, moved)
+        self.sorted = replace_rows(self.sorted, moved, block, sums.shape[1])
+        self.head_g[moved] = head_g
+        self.feat_g[moved] = feat_g
+
+    def block(self, picked: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
+        return self.sorted[picked], self.head_g[picked], self.feat_g[picked]
+
+
+class NearestOtherSteps:
+    """:func:`nearest_other` over a run of states, each computed from the last where it can.
+
+    A state that keeps the last one's units, groups, chosen units and head terms,
+    and names the unit rows that changed, costs a scan of every chosen unit
+    against the changed groups only (those holding a changed row) and of the
+    changed chosen units against every group; the groups' sorted sums, dense
+    head terms and bound features are kept and made again for the changed
+    groups only. For each chosen unit it keeps every pair whose bound exceeded a
+    floor, :data:`SLACK` below the unit's threshold when it was last compared
+    with every group, with its exact cosine: every other pair of an unchanged
+    unit and an unchanged group is then known to be at most the floor. A unit
+    whose own cosine falls so far that its threshold drops under its floor is
+    compared with every group again. Any other state is computed whole.
+
+    The result is :func:`nearest_other`'s wherever it decides anything: the own
+    cosines, and for every unit whose nearest other group comes within
+    :data:`MARGIN` of its own cosine, that cosine and group, to the bit (each
+    cosine is computed by the same code from the same rows). Elsewhere
+    ``other`` is the highest kept pair's cosine, which may differ, and
+    ``survivors`` counts the kept pairs.
+
+    Args:
+        slack: See :data:`SLACK`.
+        cells: About how many unit-group pairs to hold at once.
+    """
+
+    def __init__(self, *, slack: float = SLACK, cells: int = CELLS) -> None:
+        self.slack, self.cells = slack, cells
+        self.whole = 0
+        """States computed whole so far."""
+        self.compared = 0
+        """Units compared with every group so far (those of whole states included)."""
+        self._last: _StepState | None = None
+
+    def __call__(self, matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix,
+                 chosen: np.ndarray, eps: float, changed: np.ndarray | None) -> NearestOther:
+        """:func:`nearest_other` of this state.
+
+        Args:
+            matrix: Unit rows, as for :func:`nearest_other`.
+            groups: Each unit's group.
+            sums: Each group's sum of unit rows.
+            chosen: The units to compare.
+            eps: See :func:`nearest_other`.
+            changed: The rows of ``matrix`` that differ from the last call's
+                (every other row and every group holding none of them must be
+                the same to the bit), or None when that is not known.
+        """
+        head = _head_order(sums, HEAD_TERMS)
+        last = self._last
+        if changed is None or last is None or not last.fits(matrix, groups, sums, chosen, eps,
+                                                              head):
+            self._last = None  # let the last state go before this one is built
+            self._last = last = self._whole(matrix, groups, sums, chosen, eps, head)
+            self.whole += 1
+        else:
+            self._update(last, matrix, sums, changed)
+        other, best = _nearest(len(chosen), sums.shape[0], last.unit, last.group, last.cosine)
+        return NearestOther(last.own.copy(), best, other, len(last.unit))
+
+    def _span(self, n: int) -> int:
+        return max(1, self.cells // max(n, 1))
+
+    def _whole(self, matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix,
+               chosen: np.ndarray, eps: float, head: np.ndarray) -> _StepState:
+        span = self._span(len(chosen))
+        scale = _scales(sums, span)
+        q = _directions(sums, scale, head)
+        n = len(chosen)
+        state = _StepState(groups.copy(), chosen.copy(), head, eps, scale,
+                           _KeptSide(sums, head, q, span), np.full(n, np.nan),
+                           np.full(n, np.nan), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                           np.zeros(0))
+        self._compare_whole(state, matrix, sums, np.arange(n))
+        return state
+
+    def _compare_whole(self, state: _StepState, matrix: sparse.csr_matrix,
+                       sums: sparse.csr_matrix, which: np.ndarray) -> None:
+        """Compare the chosen units at positions ``which`` with every group, anew."""
+        if not len(which):
+            return
+        self.compared += len(which)
+        units = _Units.of(matrix, state.chosen[which], state.head, state.side.q)
+        own_g = state.groups[state.chosen[which]]
+        floor = _limits(units, sums, own_g, state.scale, state.head, state.eps) - self.slack
+        found = _scan(units, state.side, state.scale, own_g, floor, np.arange(sums.shape[0]),
+                      self._span(len(which)))
+        state.own[which] = found.own
+        state.floor[which] = floor
+        state.replace(which, None, which[found.unit], found.group, found.cosine)
+
+    def _update(self, state: _StepState, matrix: sparse.csr_matrix, sums: sparse.csr_matrix,
+                changed: np.ndarray) -> None:
+        moved = np.unique(state.groups[changed])
+        if not len(moved):
+            return
+        state.scale[moved] = _scales(sums[moved], self._span(len(moved)))
+        state.side.update(sums, moved)
+        again = np.flatnonzero(np.isin(state.chosen, changed))  # their rows changed
+        rest = np.setdiff1d(np.arange(len(state.chosen)), again, assume_unique=True)
+        if len(rest):
+            units = _Units.of(matrix, state.chosen[rest], state.head, state.side.q)
+            own_g = state.groups[state.chosen[rest]]
+            found = _scan(units, state.side, state.scale, own_g, state.floor[rest], moved,
+                          self._span(len(rest)))
+            scanned = ~np.isnan(found.own)
+            state.own[rest[scanned]] = found.own[scanned]
+            state.replace(rest, moved, rest[found.unit], found.group, found.cosine)
+            # own cosines that fell so far that pairs under the floor might now count
+            limits = found.own[scanned] + state.eps - MARGIN
+            fallen = rest[scanned][limits < state.floor[rest[scanned]]]
+            again = np.union1d(again, fallen)
+        self._compare_whole(state, matrix, sums, again)
+
+
+@dataclass(slots=True)
+class _StepState:
+    """What :class:`NearestOtherSteps` keeps of the last state."""
+
+    groups: np.ndarray
+    chosen: np.ndarray
+    head: np.ndarray
+    eps: float
+    scale: np.ndarray
+    side: _KeptSide
+    """The groups' side; its head directions are those of the state last computed
+    whole (any unit directions give a valid bound)."""
+    own: np.ndarray
+    floor: np.ndarray
+    """Per chosen unit: every pair with a group not kept below is at most this."""
+    unit: np.ndarray
+    """Kept pairs: position in ``chosen``, group and exact cosine."""
+    group: np.ndarray
+    cosine: np.ndarray
+
+    def fits(self, matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix,
+             chosen: np.ndarray, eps: float, head: np.ndarray) -> bool:
+        """Whether a state has this one's units, groups, chosen units, ``eps`` and head terms."""
+        return (eps == self.eps and matrix.shape[0] == len(self.groups)
+                and sums.shape[0] == len(self.scale) and np.array_equal(groups, self.groups)
+                and np.array_equal(chosen, self.chosen) and np.array_equal(head, self.head))
+
+    def replace(self, units: np.ndarray, groups: np.ndarray | None, unit: np.ndarray,
+                group: np.ndarray, cosine: np.ndarray) -> None:
+        """Drop the kept pairs of ``units`` (with ``groups`` only, unless None); keep new ones."""
+        drop = np.isin(self.unit, units)
+        if groups is not None:
+            drop &= np.isin(self.group, groups)
+        keep = ~drop
+        self.unit = np.concatenate([self.unit[keep], unit])
+        self.group = np.concatenate([self.group[keep], group])
+        self.cosine = np.concatenate([self.cosine[keep], cosine])

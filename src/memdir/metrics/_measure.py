@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from memdir.metrics._files import FileSummary, summarize
 from memdir.metrics._shape import Dangling, ShapeMetrics, XrefResolver, gini, state_resolver
+from memdir.metrics._steps import TaxonomySteps
 from memdir.metrics._taxonomy import MIN_UNIT_CHARS, TaxonomyMetrics, measure_taxonomy
 from memdir.metrics._text import TfidfCache
 from memdir.metrics._tree import HeadingDepth, StoreTree, TreeBuilder, TreeCounts
@@ -70,6 +71,8 @@ class Measurer:
         self._builder = TreeBuilder(heading_depth)
         self._refs: dict[tuple[str, tuple[str, ...]], tuple[FileSummary | None, str | None]] = {}
         """(target, section) -> the target's summary when resolved, and why it did not resolve."""
+        self.steps: TaxonomySteps | None = None
+        """When set, Panel B of each state is computed from the last one's (a history's run)."""
 
     def summary(self, key: str, text: str) -> FileSummary:
         """The parsed form of a file version, cached under ``key``."""
@@ -101,7 +104,7 @@ class Measurer:
         """
         tree = self.tree(files)
         shape = _shape(tree, self._builder.counts, resolver or self._state_resolver(tree))
-        taxonomy = measure_taxonomy(
+        taxonomy = self.steps.measure(tree) if self.steps is not None else measure_taxonomy(
             tree,
             units_cache=self.units_cache,
             labels_cache=self.labels_cache,

@@ -17,6 +17,7 @@ from scipy import sparse
 from memdir.metrics._files import FileSummary
 from memdir.metrics._measure import Measurer, StoreMetrics
 from memdir.metrics._shape import SHAPE_COLUMNS
+from memdir.metrics._steps import TaxonomySteps
 from memdir.metrics._text import TfidfCache
 from memdir.store.history import History, Step
 from memdir.tables import Table
@@ -142,6 +143,11 @@ def measure_history(
     # From one step to the next the labels change only where files were added, moved or
     # re-headed: keeping the last label matrix makes B1's weighting free in between.
     measurer.labels_cache = _LastMatrix()
+    # Each step's Panel B from the last one's: re-weighting and comparing what changed.
+    measurer.steps = TaxonomySteps(
+        units_cache=measurer.units_cache, labels_cache=measurer.labels_cache,
+        min_chars=measurer.min_chars, max_pairs=measurer.max_pairs, seed=measurer.seed,
+        b3_sample=measurer.b3_sample)
     try:
         for number, (step, changed) in enumerate(zip(steps, changes, strict=True), start=1):
             for path, new in changed.items():
@@ -154,4 +160,5 @@ def measure_history(
                 progress(number, len(steps))
     finally:
         measurer.labels_cache = labels
+        measurer.steps = None
     return Trajectory(rows)
