@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memdir.store import XRef, headings, parse_document
+from memdir.store import XRef
+from memdir.store._frontmatter import description_and_body
+from memdir.store._markdown import heading_rows, xrefs
 
-__all__ = ["FileSummary", "HeadingInfo", "UnitText", "summarize"]
+__all__ = ["FileSummary", "HeadingInfo", "UnitText", "summarize", "utf8_size"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,40 +80,49 @@ def summarize(text: str, path: str = "/memories/file.md") -> FileSummary:
     A unit's text is the lines a leaf section governs, without its heading line;
     the lines of a section that has subsections (and any text before the first
     heading) belong to no unit and count only towards the file's bytes.
+
+    The cost is linear in the file's size; the body is scanned once for its
+    headings (:func:`memdir.store.headings`) and once for references.
     """
-    doc = parse_document(path, text)
-    lines = text.split("\n")
-    body = doc.body
-    found = headings(body, doc.body_line)
-    last_line = doc.body_line + body.count("\n") - body.endswith("\n")
+    description, body, first = description_and_body(text)
+    found = heading_rows(body, first)
     heads: list[HeadingInfo] = []
     stack: list[int] = []
-    for index, head in enumerate(found):
-        while stack and heads[stack[-1]].level >= head.level:
+    for index, (level, title, line, _) in enumerate(found):
+        while stack and found[stack[-1]][0] >= level:
             stack.pop()
-        heads.append(HeadingInfo(head.level, head.text, stack[-1] if stack else -1, head.line))
+        heads.append(HeadingInfo(level, title, stack[-1] if stack else -1, line))
         stack.append(index)
-    has_child = {h.parent for h in heads}
     units: list[UnitText] = []
     if not heads:
-        units.append(UnitText(-1, doc.body_line, body.strip()))
-    for index, head in enumerate(found):
-        if index in has_child:
-            continue
-        # A leaf section ends where the next heading starts (one deeper would be its
-        # child), as :func:`memdir.store.sections` ends it, or with the body.
-        end = found[index + 1].line - 1 if index + 1 < len(found) else last_line
-        own = "\n".join(lines[head.line : max(end, head.line)]).strip()
-        units.append(UnitText(index, head.line, own))
+        units.append(UnitText(-1, first, body.strip()))
+    else:
+        has_child = {h.parent for h in heads}
+        find, size = body.find, len(body)
+        for index, row in enumerate(found):
+            if index in has_child:
+                continue
+            # A leaf section ends where the next heading starts (one deeper would be its
+            # child), as :func:`memdir.store.sections` ends it, or with the body; its
+            # text is the lines after its heading's.
+            after = find("\n", row[3]) + 1
+            stop = found[index + 1][3] if index + 1 < len(found) else size
+            own = body[after:stop].strip() if after else ""
+            units.append(UnitText(index, row[2], own))
     return FileSummary(
-        bytes=len(text.encode("utf-8")),
-        description=doc.description,
+        bytes=utf8_size(text),
+        description=description,
         parts=_parts(body, units),
-        body_line=doc.body_line,
+        body_line=first,
         headings=tuple(heads),
         units=tuple(units),
-        xrefs=tuple(doc.xrefs),
+        xrefs=tuple(xrefs(body, first)),
     )
+
+
+def utf8_size(text: str) -> int:
+    """``len(text.encode("utf-8"))``, without the copy for ASCII text."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def _parts(body: str, units: list[UnitText]) -> tuple[str, ...]:
@@ -124,13 +135,16 @@ def _parts(body: str, units: list[UnitText]) -> tuple[str, ...]:
     """
     parts: list[str] = []
     done = 0
+    find, size = body.find, len(body)
     for unit in units:
         text = unit.text
         start = end = done
         if text:
-            start = body.find(text, done)
-            while start >= 0 and not _cut(body, start, start + len(text)):
-                start = body.find(text, start + 1)  # inside a longer word: look further on
+            start = find(text, done)
+            while start >= 0 and not (  # inside a longer word: look further on
+                    (start == 0 or body[start - 1].isspace())
+                    and (start + len(text) == size or body[start + len(text)].isspace())):
+                start = find(text, start + 1)
             if start < 0:
                 return (body,)
             end = start + len(text)
@@ -139,9 +153,3 @@ def _parts(body: str, units: list[UnitText]) -> tuple[str, ...]:
         done = end
     parts.append(body[done:])
     return tuple(parts)
-
-
-def _cut(body: str, start: int, end: int) -> bool:
-    """Whether ``body[start:end]`` has whitespace (or the body's end) on both sides."""
-    return ((start == 0 or body[start - 1].isspace())
-            and (end == len(body) or body[end].isspace()))

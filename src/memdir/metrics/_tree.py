@@ -21,9 +21,10 @@ import gc
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Literal
 
-from memdir.metrics._files import FileSummary
+from memdir.metrics._files import FileSummary, utf8_size
 from memdir.store import ROOT
 
 __all__ = [
@@ -331,11 +332,14 @@ class TreeBuilder:
             nodes, counts = like.nodes, like.counts
         else:
             nodes, counts = self._nodes(path, summary, base, parent, depth)
-        units = sorted(
-            (Unit(nodes[u.heading + 1].path, base + u.heading + 1, nodes[u.heading + 1].parent,
-                  path, u.line, u.text, len(u.text.encode("utf-8")))
-             for u in summary.units),
-            key=lambda u: (u.line, u.key))
+        made: list[Unit] = []
+        for u in summary.units:
+            leaf = nodes[u.heading + 1]
+            made.append(Unit(leaf.path, leaf.id, leaf.parent, path, u.line, u.text,
+                             utf8_size(u.text)))
+        # A summary's units come in line order, each at its own line (its heading's):
+        # the sort by (line, key) is kept for a summary made otherwise.
+        units = made if _in_order(made) else sorted(made, key=lambda u: (u.line, u.key))
         return _Block(summary, base, parent, depth, nodes, tuple(units), counts)
 
     def _nodes(self, path: str, summary: FileSummary, base: int, parent: int, depth: int
@@ -361,6 +365,11 @@ class TreeBuilder:
                             internal=len(made) - len(leaves),
                             max_depth=max(n.depth for n in made) - depth)
         return tuple(made), counts
+
+
+def _in_order(units: list[Unit]) -> bool:
+    """Whether ``units`` are sorted by line with no line twice (so by ``(line, key)`` too)."""
+    return all(a.line < b.line for a, b in pairwise(units))
 
 
 def build_tree(

@@ -44,6 +44,7 @@ __all__ = [
     "Defect",
     "Frontmatter",
     "ParsedFile",
+    "description_and_body",
     "description_of",
     "entry_sources",
     "load_header",
@@ -186,6 +187,20 @@ def _str_resolver() -> Any:
     return yaml.resolver.Resolver()
 
 
+@cache
+def _implicit_firsts() -> frozenset[str] | None:
+    """The first characters YAML's implicit rules (numbers, booleans, ...) look at.
+
+    A plain scalar that starts with any other character is a string; None when
+    some rule looks at every scalar (none of PyYAML's does).
+    """
+    resolver = _str_resolver()
+    table = resolver.yaml_implicit_resolvers
+    if None in table or resolver.yaml_path_resolvers:
+        return None
+    return frozenset(table)
+
+
 def _flat_header(header: str) -> dict[str, str] | None:
     """A header of ``key: plain text`` lines read without the YAML parser, or None.
 
@@ -200,6 +215,7 @@ def _flat_header(header: str) -> dict[str, str] | None:
 
     found: dict[str, str] = {}
     resolve = _str_resolver().resolve
+    firsts = _implicit_firsts()
     for line in header.split("\n"):
         if not line:
             continue
@@ -211,6 +227,8 @@ def _flat_header(header: str) -> dict[str, str] | None:
                 or _PLAIN_CHARS.fullmatch(value) is None):
             return None
         for text in (key, value):
+            if firsts is not None and text[0] not in firsts:
+                continue  # no implicit rule reads it: a string
             if resolve(yaml.ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
                 return None
         found[key] = value
@@ -358,6 +376,27 @@ def _split(text: str) -> tuple[str | None, str, int, Defect | None]:
         "The frontmatter opened on line 1 is never closed; add a line '---' after it.",
         line=1,
     )
+
+
+def description_and_body(text: str) -> tuple[str, str, int]:
+    """A file's description, body and body line, as :func:`parse_file` reads them.
+
+    The description is that of ``parse_file(text).frontmatter`` (empty when it is
+    None). A header of plain ``key: text`` lines (most headers) is read without
+    the checks and the model that only defects need; any other goes through
+    :func:`parse_file`.
+    """
+    header, body, body_line, defect = _split(text)
+    if defect is not None:
+        return "", body, body_line
+    assert header is not None
+    flat = _flat_header(header)
+    if flat is None:
+        parsed = parse_file(text)
+        return (parsed.frontmatter.description if parsed.frontmatter else ""), body, body_line
+    # Every value is a string: the model takes them all but a 'metadata', which must
+    # be a mapping, so with one the file has no usable frontmatter.
+    return ("" if "metadata" in flat else flat.get("description", "")), body, body_line
 
 
 def parse_file(text: str, stem: str | None = None) -> ParsedFile:

@@ -22,6 +22,7 @@ __all__ = [
     "Section",
     "XRef",
     "find_section",
+    "heading_rows",
     "headings",
     "parsed_headings",
     "section_in",
@@ -75,11 +76,11 @@ def headings(body: str, first_line: int = 1) -> list[Heading]:
     A body made only of ATX headings, blank lines, paragraph lines (no line
     starts with what could open a list, quote, fence, code or HTML block, a
     reference, a rule or a setext underline) and simple bullets (``-``, ``*`` or
-    ``+``, one space, then text that could start a paragraph line) is read line
-    by line, with markdown-it's own heading rule; any other body goes through
-    markdown-it. Both give the same headings (a property test checks this); the
-    line scan is some thirty times faster on a file of tens of thousands of
-    headings.
+    ``+``, one space, then text that could start a paragraph line) is read by
+    a scan for its ``#`` lines, with markdown-it's own heading rule; any other
+    body goes through markdown-it. Both give the same headings (a property test
+    checks this); the scan is some thirty times faster on a file of tens of
+    thousands of headings.
 
     Args:
         body: Markdown text (without frontmatter).
@@ -87,6 +88,36 @@ def headings(body: str, first_line: int = 1) -> list[Heading]:
     """
     plain = _plain_headings(body, first_line)
     return plain if plain is not None else parsed_headings(body, first_line)
+
+
+def heading_rows(body: str, first_line: int = 1) -> list[tuple[int, str, int, int]]:
+    """:func:`headings` as ``(level, text, line, offset)`` rows, without the objects.
+
+    ``offset`` is where the heading's (first) line starts in ``body``. For a caller
+    that reads every heading of many files and keeps its own records of them.
+
+    Args:
+        body: Markdown text (without frontmatter).
+        first_line: The file line number of the body's first line.
+    """
+    plain = _plain_rows(body, first_line)
+    if plain is not None:
+        return plain
+    found = parsed_headings(body, first_line)
+    if not found:
+        return []
+    starts = [0]  # where each body line starts, up to the last heading's
+    for length in map(len, body.split("\n", found[-1].line - first_line)):
+        starts.append(starts[-1] + length + 1)
+    # markdown-it also breaks lines at a lone CR: a heading past the body's last
+    # "\n" line is placed at the body's end
+    size = len(body)
+    rows: list[tuple[int, str, int, int]] = []
+    for head in found:
+        index = head.line - first_line
+        rows.append((head.level, head.text, head.line,
+                     min(starts[index], size) if index < len(starts) else size))
+    return rows
 
 
 def parsed_headings(body: str, first_line: int = 1) -> list[Heading]:
@@ -107,23 +138,49 @@ def parsed_headings(body: str, first_line: int = 1) -> list[Heading]:
 # underlines, references, HTML blocks).
 _BLOCK_STARTS = frozenset(" \t`~>*-_+=[<0123456789")
 
+# A line that opens some other block: indented text, a line that starts with one of
+# ``_BLOCK_STARTS`` but blanks, or a bullet that is not simple (see ``_simple_bullet``).
+_OPENS = r"(?:[ \t]+[^ \t\n]|[`~>_=\[<0-9]|[-*+](?! [^ \t`~>*\-_+=\[<0-9#\n]))"
+_OPENS_FIRST = re.compile(_OPENS)
+_OPENS_LATER = re.compile("\n" + _OPENS)  # a literal first character: a fast search
+
 
 def _plain_headings(body: str, first_line: int) -> list[Heading] | None:
     """The headings of a body with no block structure beyond them, or None for any other body."""
+    rows = _plain_rows(body, first_line)
+    return None if rows is None else [Heading(level, text, line) for level, text, line, _ in rows]
+
+
+def _plain_rows(body: str, first_line: int) -> list[tuple[int, str, int, int]] | None:
+    """:func:`heading_rows` of a body with no block structure beyond them, or None for any other.
+
+    The body's lines are checked by a regular expression (each line as the rule of
+    ``_simple_bullet`` and ``_BLOCK_STARTS`` reads it), then only its ``#`` lines are
+    visited.
+    """
     if "\r" in body or "\0" in body:
         return None  # markdown-it normalises these first, which moves lines or text
-    found: list[Heading] = []
-    for index, line in enumerate(body.split("\n")):
-        if not line:
-            continue
-        first = line[0]
-        if first == "#":
-            heading = _atx(line, index + first_line)
-            if heading is not None:
-                found.append(heading)
-        elif first in _BLOCK_STARTS and line.strip(" \t") and not _simple_bullet(line):
-            return None
-    return found
+    if _OPENS_FIRST.match(body) or _OPENS_LATER.search(body):
+        return None
+    found: list[tuple[int, str, int, int]] = []
+    find, count = body.find, body.count
+    start = 0 if body.startswith("#") else find("\n#") + 1  # a "#" line's start; 0: none
+    if not start and not body.startswith("#"):
+        return found
+    line, at = first_line, 0
+    while True:
+        end = find("\n", start)
+        text = body[start:] if end < 0 else body[start:end]
+        level = len(text) - len(text.lstrip("#"))
+        if level <= 6 and (level == len(text) or text[level] in " \t"):
+            line += count("\n", at, start)
+            at = start
+            found.append((level, _atx_text(text, level), line, start))
+        if end < 0:
+            return found
+        start = find("\n#", end) + 1
+        if not start:
+            return found
 
 
 def _simple_bullet(line: str) -> bool:
@@ -131,23 +188,23 @@ def _simple_bullet(line: str) -> bool:
 
     Such an item can only continue with indented lines (which the scan refuses) or
     lazy paragraph lines, and an ATX heading at the margin ends it; a setext
-    underline after it is refused too, so no heading changes.
+    underline after it is refused too, so no heading changes. (``_OPENS`` is this
+    rule as a pattern; a test checks that both agree.)
     """
     return (len(line) > 2 and line[0] in "-*+" and line[1] == " "
             and line[2] not in _BLOCK_STARTS and line[2] != "#")
 
 
-def _atx(line: str, number: int) -> Heading | None:
-    """``line`` as an ATX heading by markdown-it's rule (``heading.py``), or None."""
-    level = len(line) - len(line.lstrip("#"))
-    if level > 6 or (level < len(line) and line[level] not in " \t"):
-        return None
+def _atx_text(line: str, level: int) -> str:
+    """The text of ATX heading ``line`` of ``level`` by markdown-it's rule (``heading.py``)."""
+    if line[-1] not in "# \t":  # the common case: no closing marks, no trailing blanks
+        return line[level:].strip()
     end = len(line.rstrip(" \t"))
     end = max(end, level)
     closing = len(line[:end].rstrip("#"))
     if closing > level and line[closing - 1] in " \t":
         end = closing
-    return Heading(level, line[level:end].strip(), number)
+    return line[level:end].strip()
 
 
 def sections(body: str, first_line: int = 1) -> list[Section]:
@@ -275,12 +332,17 @@ _XREF = re.compile(
 _SECTION_STEP = re.compile(r">[ \t]*(#{1,6})[ \t]+([^>]+)")
 
 
-def xrefs(text: str) -> list[XRef]:
-    """Find cross-references: full paths ``/memories/....md`` with optional section steps."""
+def xrefs(text: str, first_line: int = 1) -> list[XRef]:
+    """Find cross-references: full paths ``/memories/....md`` with optional section steps.
+
+    Args:
+        text: Markdown text.
+        first_line: The line number of the text's first line.
+    """
     found: list[XRef] = []
     if ROOT not in text:
         return found  # most files cite nothing: no split into lines
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(text.split("\n"), start=first_line):
         if ROOT not in line:
             continue
         for match in _XREF.finditer(line):
