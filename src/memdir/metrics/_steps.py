@@ -47,6 +47,7 @@ from memdir.metrics._taxonomy import (
     _b1,
     _b2,
     _b3_error,
+    _b3_result,
     _b3_units,
     _group_sums,
     _lowest_common,
@@ -210,14 +211,7 @@ class TaxonomySteps:
             chosen = _b3_units(keys, len(parents), self.b3_budget, self.seed, self.b3_sample)
             self._sample = (keys, len(parents), chosen)
         found = self.b3(matrix, groups, sums, chosen, _EPS, changed)
-        leaks: list[Leak] = []
-        for r in np.flatnonzero(found.other > found.own + _EPS).tolist():
-            unit = units[chosen[r]]
-            leaks.append(Leak(unit.key, tree.nodes[parents[groups[chosen[r]]]].path,
-                              tree.nodes[parents[found.best[r]]].path,
-                              float(found.own[r]), float(found.other[r])))
-        leaks.sort(key=lambda leak: (-(leak.other_cosine - leak.own_cosine), leak.unit))
-        return len(leaks) / len(chosen), leaks, len(chosen)
+        return _b3_result(tree, units, groups, parents, chosen, found)
 
     def _b4(self, tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix
             ) -> tuple[float | None, int]:

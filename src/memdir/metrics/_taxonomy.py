@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import sparse
 
-from memdir.metrics._b3 import nearest_other
+from memdir.metrics._b3 import NearestOther, nearest_other
 from memdir.metrics._pairs import similar_pairs, unique_first
 from memdir.metrics._text import TfidfCache, cosine_rows, row_runs
 from memdir.metrics._tree import StoreTree, Unit
@@ -407,6 +407,12 @@ def _b3(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, groups: n
         return None, [], 0
     chosen = _b3_units([u.key for u in units], len(parents), budget, seed, sample)
     found = nearest_other(matrix, groups, sums, chosen, _EPS)
+    return _b3_result(tree, units, groups, parents, chosen, found)
+
+
+def _b3_result(tree: StoreTree, units: list[Unit], groups: np.ndarray, parents: list[int],
+               chosen: np.ndarray, found: NearestOther) -> tuple[float, list[Leak], int]:
+    """B3's share, leaks (the worst first) and sample size from the nearest other centroids."""
     leaks: list[Leak] = []
     for r in np.flatnonzero(found.other > found.own + _EPS).tolist():
         unit = units[chosen[r]]
