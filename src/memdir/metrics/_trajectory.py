@@ -5,7 +5,7 @@ text is tokenised once. Each step's tree is the last step's with the changed
 files' parts made again (:class:`~memdir.metrics._tree.TreeBuilder`), so a step
 costs Panel B's weighting of cached term counts (refitted on every state, as a
 fresh measurement does) and little else in proportion to the store. A row keeps
-its step's panels, not its tree: memory is the store's, whatever the steps.
+its step's panels, not its tree (a tree lists every unit and file of its state).
 """
 
 from __future__ import annotations
