@@ -78,3 +78,87 @@ def test_impossible_counts_are_refused() -> None:
 
 def test_the_module_example_runs() -> None:
     assert doctest.testmod(memdir.progress, raise_on_error=True).attempted > 0
+
+
+def test_off_a_terminal_every_spaces_the_lines_but_keeps_the_first_and_the_last() -> None:
+    out = io.StringIO()
+    now = [0.0]
+    bar = Progress(100, label="step", stream=out, enabled=True, every=10.0,
+                   clock=lambda: now[0])
+    for _ in range(100):  # a step every 0.7 s: 70 s in all
+        now[0] += 0.7
+        bar.step()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("step 1/100 · 1s elapsed")  # the first report, at once
+    assert lines[-1] == "step 100/100 · 1m10s elapsed"  # the last step, whenever it comes
+    assert len(lines) == 8  # 0.7 s, then every 10 s (15 steps), and the last
+    assert [int(line.split()[1].split("/")[0]) for line in lines] == [
+        1, 16, 31, 46, 61, 76, 91, 100]
+
+
+def test_notes_tell_how_far_the_step_under_way_is_at_the_same_bounded_rate() -> None:
+    out = io.StringIO()
+    now = [0.0]
+    bar = Progress(3, label="step", stream=out, enabled=True, every=5.0, title="history table",
+                   clock=lambda: now[0])
+    for k in range(1, 31):  # 30 files parsed in 15 s, all within the first step
+        now[0] = k / 2
+        bar.note(f"parsed {k}/30 files")
+    assert out.getvalue().splitlines() == [
+        "history table: step 0/3 · 0s elapsed · parsed 1/30 files",
+        "history table: step 0/3 · 6s elapsed · parsed 11/30 files",
+        "history table: step 0/3 · 10s elapsed · parsed 21/30 files",
+    ]
+
+
+def test_a_terminal_redraws_notes_at_most_ten_times_a_second_and_every_step() -> None:
+    tty = _Terminal()
+    now = [0.0]
+    with Progress(2, label="step", stream=tty, every=60.0, clock=lambda: now[0]) as bar:
+        for k in range(1, 11):  # ten notes in a quarter of a second
+            now[0] = k * 0.025
+            bar.note(f"n{k}")
+        bar.step()
+        bar.step()
+    assert tty.getvalue().count("\r\x1b[K") == 3 + 2  # notes at 0.025, 0.125, 0.225; 2 steps
+    assert tty.getvalue().endswith("\r\x1b[Kstep 2/2 · 0s elapsed\n")
+
+
+def test_nothing_is_printed_or_timed_when_disabled() -> None:
+    reads: list[float] = []
+
+    def clock() -> float:
+        reads.append(0.0)
+        return 0.0
+
+    out = io.StringIO()
+    bar = Progress(2, stream=out, enabled=False, clock=clock)
+    for _ in range(1000):  # a note per file costs a test of a flag, not a clock read
+        bar.note("parsing")
+    bar.step()
+    assert out.getvalue() == "" and len(reads) == 1  # the start
+
+
+def test_a_setup_first_step_is_left_out_of_the_estimate() -> None:
+    out = io.StringIO()
+    ticks = _clock(0.0, 60.0, 61.0, 62.0)  # a 60 s first step, then 1 s a step
+    bar = Progress(102, label="step", stream=out, enabled=True, first_is_setup=True,
+                   clock=lambda: next(ticks))
+    bar.step()
+    bar.step()
+    bar.step()
+    assert out.getvalue().splitlines() == [
+        "step 1/102 · 1m00s elapsed · ~1h41m left",  # one step seen: its pace is all there is
+        "step 2/102 · 1m01s elapsed · ~2m left",  # 1 s a step since, 100 left
+        "step 3/102 · 1m02s elapsed · ~2m left",
+    ]
+
+
+def test_reporting_passes_its_spacing_and_title_to_library_loops() -> None:
+    out = io.StringIO()
+    with reporting(stream=out, enabled=True, every=3600.0, title="job"):
+        shown = progress(50, "step")
+        for _ in range(50):
+            shown.step()
+    assert out.getvalue().splitlines() == ["job: step 1/50 · 0s elapsed · ~0s left",
+                                           "job: step 50/50 · 0s elapsed"]

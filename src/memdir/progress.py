@@ -9,7 +9,12 @@ steps an earlier process finished.
 
 In a terminal the line is redrawn in place; elsewhere (a log file, a pipe,
 CI) nothing is printed unless asked (``enabled=True``), and then each step
-prints its own line.
+prints its own line, or, given ``every``, a line at the first report, then at
+most one every ``every`` seconds, and one for the last step, so a long job's
+log gets a few lines rather than one per step. :meth:`Progress.note` tells how
+far the step under way is (``parsing files 3,000/10,254``) without counting
+it, so a long first step is not silent: in a terminal at most ten redraws a
+second, elsewhere under the same ``every``.
 
 Library loops (a builder's chunk loop) call :func:`progress`, which stays
 silent unless the caller turned reporting on around them with
@@ -38,6 +43,9 @@ from types import TracebackType
 from typing import TextIO
 
 __all__ = ["Progress", "format_seconds", "progress", "reporting"]
+
+_REDRAW = 0.1
+"""Least seconds between two redraws of a terminal's line by :meth:`Progress.note`."""
 
 
 def format_seconds(seconds: float) -> str:
@@ -71,6 +79,12 @@ class Progress:
         stream: Where the line goes (stderr if None).
         enabled: Print at all; None prints only when ``stream`` is a terminal.
         clock: Seconds from some fixed point (``time.monotonic``; tests pass a fake).
+        every: Off a terminal, the least seconds between two lines (0: a line per
+            step and per note). The first report and the last step always print.
+        title: What the job is, put first on every line (``history table: step ...``).
+        first_is_setup: The first step also sets the job up (reads and parses what
+            every later step uses): once a later step is done, the estimate is made
+            from the steps after it.
 
     Raises:
         ValueError: ``total`` is negative, or ``done`` is outside 0 to ``total``.
@@ -78,7 +92,8 @@ class Progress:
 
     def __init__(self, total: int, *, label: str = "task", done: int = 0,
                  stream: TextIO | None = None, enabled: bool | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, every: float = 0.0,
+                 title: str = "", first_is_setup: bool = False) -> None:
         if total < 0 or not 0 <= done <= total:
             raise ValueError(f"progress needs 0 <= done <= total, not done={done}, "
                              f"total={total}")
@@ -86,30 +101,64 @@ class Progress:
         self._stream = stream if stream is not None else sys.stderr
         self._tty = _is_tty(self._stream)
         self.enabled = self._tty if enabled is None else enabled
+        self.every, self.title = every, title
         self._clock = clock
         self._start = clock()
         self._first = done
         self._drawn = False
+        self._last: float | None = None  # when a line was last printed
+        self._setup = first_is_setup
+        self._paced_from: float | None = None  # when the setup step ended
 
     def status(self, note: str = "") -> str:
         """The line as it reads now, e.g. ``chunk 3/40 · 1m12s elapsed · ~14m left``."""
-        elapsed = self._clock() - self._start
+        return self._status(self._clock(), note)
+
+    def _status(self, now: float, note: str) -> str:
+        elapsed = now - self._start
         parts = [f"{self.label} {self.done}/{self.total}", f"{format_seconds(elapsed)} elapsed"]
-        ran = self.done - self._first
+        ran, paced = self.done - self._first, elapsed
+        if self._paced_from is not None and ran > 1:
+            ran, paced = ran - 1, now - self._paced_from
         if ran > 0 and self.done < self.total:
-            parts.append(f"~{_estimate(elapsed / ran * (self.total - self.done))} left")
+            parts.append(f"~{_estimate(paced / ran * (self.total - self.done))} left")
         if note:
             parts.append(note)
-        return " · ".join(parts)
+        line = " · ".join(parts)
+        return f"{self.title}: {line}" if self.title else line
 
     def step(self, note: str = "") -> None:
-        """Count one more finished step and print the line (``note`` is appended)."""
-        self.done = min(self.total, self.done + 1)
-        self._draw(self.status(note))
+        """Count one more finished step and print the line (``note`` is appended).
 
-    def _draw(self, line: str) -> None:
+        Off a terminal with ``every`` set, the line is left out when one was printed
+        less than ``every`` seconds ago, unless this is the last step.
+        """
+        self.done = min(self.total, self.done + 1)
         if not self.enabled:
             return
+        now = self._clock()
+        if self._setup and self._paced_from is None:
+            self._paced_from = now
+        if self._tty or self.done >= self.total or self._due(now, self.every):
+            self._draw(self._status(now, note), now)
+
+    def note(self, text: str) -> None:
+        """Say how far the step under way is: the line with ``text`` at its end.
+
+        Nothing is counted. Printed only when due: in a terminal at most ten times
+        a second, elsewhere as :meth:`step` spaces its lines.
+        """
+        if not self.enabled:
+            return
+        now = self._clock()
+        if self._due(now, _REDRAW if self._tty else self.every):
+            self._draw(self._status(now, text), now)
+
+    def _due(self, now: float, gap: float) -> bool:
+        return self._last is None or now - self._last >= gap
+
+    def _draw(self, line: str, now: float) -> None:
+        self._last = now
         if self._tty:
             self._stream.write(f"\r\x1b[K{line}")
             self._drawn = True
@@ -139,35 +188,42 @@ def _is_tty(stream: TextIO) -> bool:
         return False
 
 
-_REPORTING: ContextVar[tuple[TextIO | None, bool | None] | None] = ContextVar(
+_REPORTING: ContextVar[tuple[TextIO | None, bool | None, float, str] | None] = ContextVar(
     "memdir_progress", default=None)
 
 
 @contextmanager
-def reporting(stream: TextIO | None = None, enabled: bool | None = None) -> Iterator[None]:
+def reporting(stream: TextIO | None = None, enabled: bool | None = None, *,
+              every: float = 0.0, title: str = "") -> Iterator[None]:
     """Inside the block, :func:`progress` reporters print (with these settings).
 
     Args:
         stream: Where the lines go (stderr if None).
         enabled: As :class:`Progress`'s: None prints only to a terminal.
+        every: As :class:`Progress`'s: off a terminal, the least seconds between lines.
+        title: As :class:`Progress`'s: the job's name at the start of each line.
     """
-    token = _REPORTING.set((stream, enabled))
+    token = _REPORTING.set((stream, enabled, every, title))
     try:
         yield
     finally:
         _REPORTING.reset(token)
 
 
-def progress(total: int, label: str, done: int = 0) -> Progress:
+def progress(total: int, label: str, done: int = 0, *,
+             first_is_setup: bool = False) -> Progress:
     """A reporter for a library loop: it prints only inside :func:`reporting`.
 
     Args:
         total: The job's steps in all.
         label: What one step is called.
         done: Steps finished before this call (a resumed job).
+        first_is_setup: As :class:`Progress`'s: the first step's time is left out
+            of the estimate once a later step is done.
     """
     settings = _REPORTING.get()
     if settings is None:
         return Progress(total, label=label, done=done, enabled=False)
-    stream, enabled = settings
-    return Progress(total, label=label, done=done, stream=stream, enabled=enabled)
+    stream, enabled, every, title = settings
+    return Progress(total, label=label, done=done, stream=stream, enabled=enabled,
+                    every=every, title=title, first_is_setup=first_is_setup)

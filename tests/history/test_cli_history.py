@@ -57,7 +57,8 @@ def test_init_snapshot_log_show_diff_verify(store: Store, tmp_path: Path) -> Non
     assert "+second" not in stat.output
 
     verify = RUN.invoke(app, ["history", root, "verify"])
-    assert verify.exit_code == 0 and "2 steps checked, 0 mismatches" in verify.output
+    assert verify.exit_code == 0 and verify.stdout == "2 steps checked, 0 mismatches\n"
+    assert verify.stderr.splitlines()[-1].startswith("history verify: step 2/2 · ")
 
     dest = tmp_path / "past"
     assert RUN.invoke(app, ["history", root, "checkout", "0", str(dest)]).exit_code == 0
@@ -65,7 +66,8 @@ def test_init_snapshot_log_show_diff_verify(store: Store, tmp_path: Path) -> Non
     assert not (dest / "b.md").exists()
 
     table = RUN.invoke(app, ["history", root, "table", "--csv"])
-    rows = table.output.strip().splitlines()
+    assert table.stderr.splitlines()[-1].startswith("history table: step 2/2 · ")
+    rows = table.stdout.strip().splitlines()
     assert rows[0].startswith("step,message,files") and rows[2].startswith("1,chunk 2,2,")
 
 

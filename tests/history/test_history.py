@@ -89,8 +89,8 @@ class _LossyHistory(History):
     """Rebuilds states but drops one file: verify must notice."""
 
     def _apply(self, folder: Path, changed: Mapping[str, str | None],
-               files: dict[str, str]) -> None:
-        super()._apply(folder, changed, files)
+               files: dict[str, str], note: Callable[[str], None] | None = None) -> None:
+        super()._apply(folder, changed, files, note)
         for path in sorted(folder.rglob("b.md")):
             path.unlink()
 

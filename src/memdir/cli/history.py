@@ -12,7 +12,7 @@ import typer
 from typer.core import TyperCommand
 
 from memdir.cli._common import StoreArg, fail, json_errors, runnable
-from memdir.progress import Progress
+from memdir.progress import reporting
 from memdir.store import Store, StoreError
 from memdir.store.history import History
 
@@ -71,23 +71,17 @@ def _history(ctx: typer.Context) -> History:
     return ctx.obj
 
 
-class _StepProgress:
-    """``step 12/1000 · 8s elapsed · ~10m left`` on stderr in a terminal, for a long replay."""
-
-    def __init__(self) -> None:
-        self.bar: Progress | None = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            self.bar = Progress(total, label="step", done=done - 1)
-        self.bar.step()
-
-    def __enter__(self) -> _StepProgress:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self.bar is not None:
-            self.bar.close()
+ShowProgress = Annotated[bool, typer.Option(
+    "--progress/--no-progress", help="Status lines on stderr: steps done of all, time elapsed, "
+    "an estimate of the time left, and how far the first step (which reads every file) is. "
+    "Redrawn in place in a terminal; elsewhere (a file, a pipe, CI) plain lines, one at the "
+    "start, then at most one every --progress-every seconds, and one at the end. Standard "
+    "output gets only the result.")]
+ProgressEvery = Annotated[float, typer.Option(
+    "--progress-every", min=0.0, metavar="SECONDS",
+    help="Off a terminal, the least seconds between two status lines (0: one per step).")]
+PROGRESS_EVERY = 10.0
+"""Seconds between status lines off a terminal: a ten-minute table logs about sixty."""
 
 
 def _guard(action: str, ctx: typer.Context) -> typer.Exit:
@@ -274,11 +268,15 @@ def checkout(
 
 
 @history_app.command("verify")
-def verify(ctx: typer.Context) -> None:
+def verify(
+    ctx: typer.Context,
+    show_progress: ShowProgress = True,
+    every: ProgressEvery = PROGRESS_EVERY,
+) -> None:
     """Rebuild every step in a scratch folder and check it against its snapshot."""
     try:
-        with _StepProgress() as shown:
-            report = _history(ctx).verify(progress=shown)
+        with reporting(enabled=show_progress, every=every, title="history verify"):
+            report = _history(ctx).verify()
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None
     for line in report.mismatches:
@@ -300,15 +298,16 @@ def table(
         "to step. Default: every unit up to 20 million unit-centroid cosines, else a sample "
         "of at least 1,000. B3's cost per step grows with this number; its standard error "
         "(column b3_se) shrinks with its square root.")] = None,
+    show_progress: ShowProgress = True,
+    every: ProgressEvery = PROGRESS_EVERY,
 ) -> None:
     """Measure every step: the growth table (files, bytes, depth, B1-B4 per step)."""
     from memdir.metrics import Measurer, measure_history, plot_trajectory
 
     try:
-        with _StepProgress() as shown:
+        with reporting(enabled=show_progress, every=every, title="history table"):
             trajectory = measure_history(_history(ctx),
-                                         measurer=Measurer(seed=seed, b3_sample=b3_sample),
-                                         progress=shown)
+                                         measurer=Measurer(seed=seed, b3_sample=b3_sample))
     except StoreError as exc:
         raise _guard(str(exc), ctx) from None
     typer.echo(trajectory.to_csv() if as_csv else trajectory.to_markdown())

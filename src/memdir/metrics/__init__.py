@@ -45,7 +45,13 @@ from memdir.metrics._taxonomy import (
     measure_taxonomy,
 )
 from memdir.metrics._text import TfidfCache
-from memdir.metrics._trajectory import COLUMNS, Trajectory, TrajectoryRow, measure_history
+from memdir.metrics._trajectory import (
+    COLUMNS,
+    StepMetrics,
+    Trajectory,
+    TrajectoryRow,
+    measure_history,
+)
 from memdir.metrics._tree import HeadingDepth, Node, StoreTree, Unit, build_tree
 
 __all__ = [
@@ -67,6 +73,7 @@ __all__ = [
     "ShapeMetrics",
     "SiblingPair",
     "StaleFact",
+    "StepMetrics",
     "StoreMetrics",
     "StoreTree",
     "TaxonomyMetrics",

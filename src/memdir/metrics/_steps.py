@@ -31,6 +31,7 @@ them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,11 +134,15 @@ class TaxonomySteps:
         units_cache: Term counts of unit texts.
         labels_cache: Term counts of labels.
         min_chars, max_pairs, seed, b3_budget, b3_sample: As for ``measure_taxonomy``.
+        note: Told each phase of a state as it starts (``B3: 1,100 units``), for a
+            status line; None tells nothing. A caller may change it between states.
     """
 
     def __init__(self, *, units_cache: TfidfCache, labels_cache: TfidfCache,
                  min_chars: int = MIN_UNIT_CHARS, max_pairs: int = 5000, seed: int = 0,
-                 b3_budget: int = B3_BUDGET, b3_sample: int | None = None) -> None:
+                 b3_budget: int = B3_BUDGET, b3_sample: int | None = None,
+                 note: Callable[[str], None] | None = None) -> None:
+        self.note = note
         self.labels_cache = labels_cache
         self.min_chars, self.max_pairs, self.seed = min_chars, max_pairs, seed
         self.b3_budget, self.b3_sample = b3_budget, b3_sample
@@ -151,12 +156,14 @@ class TaxonomySteps:
 
     def measure(self, tree: StoreTree) -> TaxonomyMetrics:
         """Panel B of ``tree``, as ``measure_taxonomy`` with these caches computes it."""
+        self._tell(f"B1 over {len(tree.nodes):,} nodes")
         b1 = self._b1_of(tree)
         units = [u for u in tree.units if len(u.text) >= self.min_chars]
         if len(units) < 2:
             self._rows = _UnitRows(self._rows.cache)
             self._groups = None
             return TaxonomyMetrics(len(units), *b1, None, None, None, None, None, 0)
+        self._tell(f"weighting the terms of {len(units):,} units")
         changed = self._rows.update([u.text for u in units])
         matrix = self._rows.matrix
         assert matrix is not None
@@ -165,12 +172,18 @@ class TaxonomySteps:
         groups = np.array([column[u.parent] for u in units], dtype=np.int64)
         sums = self._sums(matrix, groups, len(parents), changed)
         b2, same_mean, cross_mean = _b2(matrix, groups, sums)
+        self._tell(f"B3 against {len(parents):,} groups")
         b3, leaks, b3_units = self._b3(tree, units, matrix, groups, parents, sums, changed)
         stderr, interval = _b3_error(b3, b3_units, len(units)) if b3 is not None \
             else (None, None)
+        self._tell("B4")
         b4, pairs = self._b4(tree, units, matrix)
         return TaxonomyMetrics(len(units), *b1, b2, same_mean, cross_mean,
                                b3, b4, pairs, leaks, b3_units, stderr, interval)
+
+    def _tell(self, phase: str) -> None:
+        if self.note is not None:
+            self.note(phase)
 
     def _b1_of(self, tree: StoreTree) -> _B1:
         """B1's four values, kept while the tree has the last node list and label cache."""

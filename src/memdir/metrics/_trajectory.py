@@ -4,7 +4,8 @@ Each distinct file version (git blob) is read and parsed once, and each distinct
 text is tokenised once. Each step's tree is the last step's with the changed
 files' parts made again (:class:`~memdir.metrics._tree.TreeBuilder`), so a step
 costs Panel B's weighting of cached term counts (refitted on every state, as a
-fresh measurement does) and little else in proportion to the store.
+fresh measurement does) and little else in proportion to the store. A row keeps
+its step's panels, not its tree (a tree lists every unit and file of its state).
 """
 
 from __future__ import annotations
@@ -15,14 +16,17 @@ from dataclasses import dataclass
 from scipy import sparse
 
 from memdir.metrics._files import FileSummary
-from memdir.metrics._measure import Measurer, StoreMetrics
-from memdir.metrics._shape import SHAPE_COLUMNS
+from memdir.metrics._measure import Measurer
+from memdir.metrics._shape import SHAPE_COLUMNS, ShapeMetrics
 from memdir.metrics._steps import TaxonomySteps
+from memdir.metrics._taxonomy import TaxonomyMetrics
 from memdir.metrics._text import TfidfCache
+from memdir.progress import Progress
+from memdir.progress import progress as reporter
 from memdir.store.history import History, Step
 from memdir.tables import Table
 
-__all__ = ["COLUMNS", "Trajectory", "TrajectoryRow", "measure_history"]
+__all__ = ["COLUMNS", "StepMetrics", "Trajectory", "TrajectoryRow", "measure_history"]
 
 COLUMNS = (
     "step", "message", *(c.column for c in SHAPE_COLUMNS), "b1", "b1_min", "b2", "b3", "b3_se",
@@ -31,11 +35,28 @@ COLUMNS = (
 
 
 @dataclass(slots=True)
+class StepMetrics:
+    """Both panels of one step (a :class:`~memdir.metrics.StoreMetrics` without its tree).
+
+    A history's rows leave the trees out: each step's tree holds a list of every
+    unit and file of its state, so a table keeping them would grow by the store's
+    size at every step.
+    """
+
+    shape: ShapeMetrics
+    taxonomy: TaxonomyMetrics
+
+    def to_dict(self) -> dict[str, object]:
+        """Both panels as a plain mapping."""
+        return {"shape": self.shape.to_dict(), "taxonomy": self.taxonomy.to_dict()}
+
+
+@dataclass(slots=True)
 class TrajectoryRow:
     """The metrics of one step of a history."""
 
     step: Step
-    metrics: StoreMetrics
+    metrics: StepMetrics
 
     def flat(self) -> dict[str, object]:
         """One row of the growth table (see :data:`COLUMNS`)."""
@@ -119,6 +140,9 @@ def measure_history(
 ) -> Trajectory:
     """Measure every step of a history.
 
+    Inside :func:`memdir.progress.reporting`, a status line tells the steps done
+    and, during the first one (which reads and parses every file), how far it is.
+
     Args:
         history: The store's history.
         measurer: Settings and caches to use (a fresh default one if omitted).
@@ -133,10 +157,28 @@ def measure_history(
         changes.append(changed)
         wanted.update(blob for path, blob in changed.items()
                       if blob is not None and path.endswith(".md") and not measurer.has(blob))
-    # Only what each step changed is kept, and each step's file list is rebuilt as it is
-    # measured: a copy per step would hold steps x files entries at once.
-    for blob, data in history.read_blobs(wanted).items():
+    with reporter(len(steps), "step", first_is_setup=True) as shown:
+        _parse(history, measurer, wanted, shown.note)
+        return _measure_steps(measurer, steps, changes, shown, progress)
+
+
+def _parse(history: History, measurer: Measurer, wanted: set[str],
+           note: Callable[[str], None]) -> None:
+    """Parse every file version of the history (read in one git process)."""
+    note(f"reading {len(wanted):,} file versions")
+    found = history.read_blobs(wanted)
+    for done, (blob, data) in enumerate(found.items(), start=1):
         measurer.summary(blob, data.decode("utf-8", errors="replace"))
+        note(f"parsed {done:,}/{len(found):,} file versions")
+
+
+def _measure_steps(measurer: Measurer, steps: list[Step], changes: list[dict[str, str | None]],
+                   shown: Progress, progress: Callable[[int, int], None] | None) -> Trajectory:
+    """Each step's row, its file list rebuilt from the last step's with what it changed.
+
+    Only what each step changed is kept: a copy of the file list per step would
+    hold steps x files entries at once.
+    """
     rows: list[TrajectoryRow] = []
     files: dict[str, FileSummary] = {}
     labels = measurer.labels_cache
@@ -144,10 +186,10 @@ def measure_history(
     # re-headed: keeping the last label matrix makes B1's weighting free in between.
     measurer.labels_cache = _LastMatrix()
     # Each step's Panel B from the last one's: re-weighting and comparing what changed.
-    measurer.steps = TaxonomySteps(
+    measurer.steps = panel_b = TaxonomySteps(
         units_cache=measurer.units_cache, labels_cache=measurer.labels_cache,
         min_chars=measurer.min_chars, max_pairs=measurer.max_pairs, seed=measurer.seed,
-        b3_sample=measurer.b3_sample)
+        b3_sample=measurer.b3_sample, note=shown.note)  # the first step's phases
     try:
         for number, (step, changed) in enumerate(zip(steps, changes, strict=True), start=1):
             for path, new in changed.items():
@@ -155,7 +197,13 @@ def measure_history(
                     files.pop(path, None)
                 else:
                     files[path] = measurer.summary(new, "")
-            rows.append(TrajectoryRow(step, measurer.measure_summaries(files)))
+            if number == 1:
+                shown.note(f"step 1: the tree of {len(files):,} files")
+            metrics = measurer.measure_summaries(files)
+            rows.append(TrajectoryRow(step, StepMetrics(metrics.shape, metrics.taxonomy)))
+            del metrics  # the tree goes with the next step's
+            panel_b.note = None  # later steps are short: their count says enough
+            shown.step()
             if progress is not None:
                 progress(number, len(steps))
     finally:

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from memdir.progress import Progress
+from memdir.progress import progress as reporter
 from memdir.store._errors import StoreError
 from memdir.store._feed import ChangeFeed
 from memdir.store._paths import ROOT, open_dir, open_root, posix_parts, remove_at
@@ -647,15 +649,26 @@ class History:
         Files changed since then are simply not recorded yet.
 
         Cost: the changes recorded, plus git reading and writing its index of
-        the scratch tree once per step (no stat of its files).
+        the scratch tree once per step (no stat of its files). Inside
+        :func:`memdir.progress.reporting`, a status line tells the steps done and,
+        during the first (which writes and hashes every file), how far it is.
 
         Args:
             progress: Called as ``progress(done, total)`` after each step.
         """
         steps = self.steps()
         mismatches: list[str] = []
-        if steps:
-            mismatches += self._left_out(steps[-1])
+        with reporter(len(steps), "step", first_is_setup=True) as shown:
+            if steps:
+                shown.note(f"comparing the live store with step {steps[-1].index}")
+                mismatches += self._left_out(steps[-1])
+            mismatches += self._replay(steps, shown, progress)
+        return VerifyReport(len(steps), mismatches)
+
+    def _replay(self, steps: list[Step], shown: Progress,
+                progress: Callable[[int, int], None] | None) -> list[str]:
+        """:meth:`verify`'s replay of every step in a scratch folder: its mismatches."""
+        mismatches: list[str] = []
         scratch = Path(tempfile.mkdtemp(prefix="memdir-verify-"))
         scratch_fd = open_root(scratch)
         try:
@@ -663,13 +676,17 @@ class History:
             folder.mkdir()
             files: dict[str, str] = {}
             for done, (step, changed) in enumerate(self._step_entries(), start=1):
-                self._apply(folder, changed, files)
+                first = _prefixed(shown.note, "step 1: ") if done == 1 else None
+                self._apply(folder, changed, files, first)
+                if first is not None:
+                    first(f"hashing {len(changed):,} files")
                 tree = self._tree_of(folder, scratch / "index", changed)
                 if tree != step.tree:
                     mismatches.append(
                         f"step {step.index} ({step.commit[:10]}): rebuilt tree {tree[:10]} "
                         f"differs from recorded tree {step.tree[:10]}"
                     )
+                shown.step()
                 if progress is not None:
                     progress(done, len(steps))
         finally:
@@ -677,15 +694,18 @@ class History:
                 remove_at(scratch_fd, entry)  # no recursion, whatever the depth
             os.close(scratch_fd)
             scratch.rmdir()
-        return VerifyReport(len(steps), mismatches)
+        return mismatches
 
     def _apply(self, folder: Path, changed: Mapping[str, tuple[str, str] | None],
-               files: dict[str, str]) -> None:
+               files: dict[str, str], note: Callable[[str], None] | None = None) -> None:
         """Bring a replayed tree from one step to the next: remove, then write what changed.
 
         Removals go first, deepest first, so a folder that became a file (or a file
         that became a folder) is out of the way before the new entry is written.
+        ``note`` (a status line's) is told how far the writing is.
         """
+        if note is not None:
+            note(f"reading {len(changed):,} files")
         contents = self.read_blobs(e[0] for e in changed.values() if e is not None)
         root_fd = open_root(folder)
         try:
@@ -702,7 +722,7 @@ class History:
                 finally:
                     os.close(parent)
                 files.pop(path, None)
-            for path, entry in changed.items():
+            for written, (path, entry) in enumerate(changed.items(), start=1):
                 if entry is None:
                     continue
                 blob, mode = entry
@@ -719,6 +739,8 @@ class History:
                 finally:
                     os.close(parent)
                 files[path] = blob
+                if note is not None:
+                    note(f"wrote {written:,}/{len(changed):,} files")
         finally:
             os.close(root_fd)
 
@@ -782,6 +804,10 @@ class History:
             return None
         finally:
             os.close(root_fd)
+
+
+def _prefixed(note: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    return lambda text: note(prefix + text)
 
 
 def commit_message(message: str, trailers: Iterable[tuple[str, str]] = ()) -> str:
