@@ -42,15 +42,16 @@ from collections.abc import Iterator
 import numpy as np
 from scipy import sparse
 
-from memdir.metrics._text import cosine_rows
+from memdir.metrics._text import column_counts, cosine_rows
 
 __all__ = ["BLOCKS", "SKETCH_RUN", "block_bounds", "pair_bounds", "prefix_entries",
            "similar_pairs", "unique_first"]
 
 _MARGIN = 1e-9
 """Prefixes are cut for a threshold this much lower, so rounding never loses a pair."""
-_BATCH = 2_000_000
-"""Candidate pairs generated (and their cosines computed) per batch: bounds memory."""
+_BATCH = 1 << 19
+"""Candidate pairs generated (and their cosines computed) per batch: bounds memory (each
+pair passes through some 60 bytes of arrays, 30 MB a batch)."""
 _COSINE_BATCH = 25_000
 """Candidate pairs whose cosines are computed at once (their rows are copied out)."""
 SKETCH_RUN = 64
@@ -100,9 +101,10 @@ def _run_sizes(values: np.ndarray) -> np.ndarray:
     return sizes
 
 
-_CHUNK_ENTRIES = 2_000_000
+_CHUNK_ENTRIES = 1 << 19
 """Matrix entries sorted and measured at once by the prefix and sketch passes: bounds
-their memory (a hundred thousand files hold some thirty million entries)."""
+their memory (a hundred thousand files hold some thirty million entries, and each entry
+of a chunk passes through some 80 bytes of arrays, 40 MB a chunk)."""
 
 
 def _row_chunks(indptr: np.ndarray, entries: int) -> Iterator[tuple[int, int]]:
@@ -119,7 +121,7 @@ def _row_chunks(indptr: np.ndarray, entries: int) -> Iterator[tuple[int, int]]:
 def _term_ranks(matrix: sparse.csr_matrix) -> np.ndarray:
     """Each term's place in the order rarest first (fewest rows holding it; ties by number)."""
     width = matrix.shape[1]
-    df = np.bincount(matrix.indices, minlength=width)
+    df = column_counts(matrix.indices, width)
     rank = np.empty(width, np.int64)
     rank[np.lexsort((np.arange(width), df))] = np.arange(width)
     return rank
@@ -202,10 +204,18 @@ def _prefix_and_sketch(matrix: sparse.csr_matrix, threshold: float, terms: int |
         keep = remaining >= cut * cut - 1e-15 if cut > 0 else np.ones(len(rows), bool)
         kept_rows.append(rows[keep])
         kept_cols.append(cols[keep])
-    prefix = (np.concatenate(kept_rows), np.concatenate(kept_cols)) if kept_rows \
-        else (empty, empty)
-    sketch = (np.concatenate(keys), np.concatenate(owners)) if keys else (empty, empty)
-    return prefix[0], prefix[1], sketch[0], sketch[1]
+    # Each list is joined and let go before the next: joining all four at once would hold
+    # every entry twice.
+    return _joined(kept_rows), _joined(kept_cols), _joined(keys), _joined(owners)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The arrays of ``parts`` one after the other (int64 zeros when none); empties ``parts``."""
+    if not parts:
+        return np.zeros(0, np.int64)
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
 
 
 def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -219,10 +229,24 @@ def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray
         return
     span = int(rows.max()) + 1
     if keys.min() >= 0 and rows.min() >= 0 and int(keys.max()) < (2**62) // span:
-        order = np.argsort(keys * span + rows)
+        codes = keys * span
+        codes += rows
+        order = np.argsort(codes)
+        del codes
     else:
         order = np.lexsort((rows, keys))
-    keys, rows = keys[order], rows[order]
+    keys = keys[order]
+    # An entry whose key no other entry holds pairs with none: only the others are kept
+    # (most sketch keys are held once), in the same order.
+    same = keys[1:] == keys[:-1]
+    shared = np.zeros(len(keys), bool)
+    shared[1:] = same
+    shared[:-1] |= same
+    del same
+    keys, rows = keys[shared], rows[order[shared]]
+    del order, shared
+    if len(keys) < 2:
+        return
     boundary = np.flatnonzero(np.diff(keys)) + 1
     run_start = np.concatenate([[0], boundary])
     run_len = np.diff(np.concatenate([run_start, [len(keys)]]))
@@ -383,6 +407,9 @@ def similar_pairs(
         if groups is not None:
             sketch_keys = sketch_keys * (int(groups.max()) + 1) + groups[sketch_rows]
         sources.append(_candidates(sketch_keys, sketch_rows))
+    # The sources hold what they pair; letting go here lets each free its arrays as it
+    # sorts them (the sketch's alone are some 45 MB at 100,000 files).
+    del rows, cols, keys, sketch_keys, sketch_rows
     found_a: list[np.ndarray] = []
     found_b: list[np.ndarray] = []
     found_c: list[np.ndarray] = []
