@@ -193,3 +193,32 @@ def test_panel_b_is_the_same_with_the_group_sums_held_whole(
     assert blocks.to_dict() == whole.to_dict()
     assert blocks.b2_cohesion is not None and blocks.b3_leakage is not None
     assert blocks.leaks  # the store has leaking units, so their cosines are compared too
+
+
+def test_a_measurer_that_keeps_no_labels_measures_the_same(tmp_path: Path) -> None:
+    """Health measures one state: B1's label counts are let go, the numbers stay."""
+    root = tmp_path / "memories"
+    make_scale_store(root, 120, seed=5)
+    state = _state(root)
+    keeping, single = Measurer(), Measurer(keep_labels=False)
+    kept, let_go = keeping.measure(state), single.measure(state)
+    assert let_go.to_dict() == kept.to_dict()
+    assert kept.taxonomy.b1_distinguishability is not None
+    assert keeping.labels_cache.numbers(["x"]).tolist() != [0]  # counts kept: "x" came later
+    assert single.labels_cache.numbers(["x"]).tolist() == [0]  # nothing counted before
+
+
+def test_children_are_tuples_and_leaves_share_the_empty_one(tmp_path: Path) -> None:
+    root = tmp_path / "memories"
+    make_scale_store(root, 60, seed=2)
+    measurer = Measurer()
+    files = {p: measurer.summary(p, t) for p, t in _state(root).items()}
+    tree = measurer.tree(files)
+    assert all(isinstance(n.children, tuple) for n in tree.nodes)
+    leaves = tree.leaves()
+    assert leaves and all(n.children == () for n in leaves)
+    assert len({id(n.children) for n in leaves}) == 1  # one empty tuple, not one each
+    for node in tree.nodes:  # each child names its parent, in id order
+        assert all(tree.nodes[c].parent == node.id for c in node.children)
+        assert list(node.children) == sorted(node.children)
+    assert sum(len(n.children) for n in tree.nodes) == len(tree.nodes) - 1
