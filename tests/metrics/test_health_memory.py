@@ -146,12 +146,19 @@ def test_column_counts_in_runs_are_bincounts(values: list[int], width: int, chun
     assert counts.dtype == expected.dtype and np.array_equal(counts, expected)
 
 
-@settings(max_examples=100, deadline=None)
-@given(keys=st.lists(st.integers(0, 12), max_size=120), batch=st.sampled_from([1, 5, 1 << 19]))
-def test_candidates_are_every_pair_that_shares_a_key(keys: list[int], batch: int) -> None:
-    """Keys held once are dropped before pairing; the pairs are the plain enumeration's."""
+@settings(max_examples=150, deadline=None)
+@given(keys=st.lists(st.integers(0, 12), max_size=120), batch=st.sampled_from([1, 5, 1 << 19]),
+       in_order=st.booleans())
+def test_candidates_are_every_pair_that_shares_a_key(keys: list[int], batch: int,
+                                                     in_order: bool) -> None:
+    """Keys held once are dropped before pairing; the pairs are the plain enumeration's.
+
+    Rows in order (as the passes give them, repeats too) are sorted by key alone.
+    """
     rng = np.random.default_rng(len(keys))
     rows = rng.permutation(len(keys)).astype(np.int64)
+    if in_order:
+        rows = np.sort(rng.integers(0, max(len(keys) // 2, 1), len(keys)))
     key_array = np.array(keys, np.int64)
     expected = sorted((min(rows[i], rows[j]), max(rows[i], rows[j]))
                       for i, j in combinations(range(len(keys)), 2) if keys[i] == keys[j])
@@ -163,6 +170,16 @@ def test_candidates_are_every_pair_that_shares_a_key(keys: list[int], batch: int
     finally:
         _pairs._BATCH = old
     assert sorted(found) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.integers(-3, 40), max_size=100), longest=st.integers(0, 6),
+       big=st.booleans())
+def test_short_runs_are_the_run_sizes_at_most_the_longest(values: list[int], longest: int,
+                                                          big: bool) -> None:
+    array = np.array(values, np.int64) * (10**12 if big else 1)  # big: the sorted way
+    assert np.array_equal(_pairs._short_runs(array, longest),
+                          _pairs._run_sizes(array) <= longest)
 
 
 def _state(root: Path) -> dict[str, str]:

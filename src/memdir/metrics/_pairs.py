@@ -49,9 +49,9 @@ __all__ = ["BLOCKS", "SKETCH_RUN", "block_bounds", "pair_bounds", "prefix_entrie
 
 _MARGIN = 1e-9
 """Prefixes are cut for a threshold this much lower, so rounding never loses a pair."""
-_BATCH = 1 << 19
+_BATCH = 1 << 18
 """Candidate pairs generated (and their cosines computed) per batch: bounds memory (each
-pair passes through some 60 bytes of arrays, 30 MB a batch)."""
+pair passes through some 90 bytes of arrays, 24 MB a batch)."""
 _COSINE_BATCH = 25_000
 """Candidate pairs whose cosines are computed at once (their rows are copied out)."""
 SKETCH_RUN = 64
@@ -101,10 +101,22 @@ def _run_sizes(values: np.ndarray) -> np.ndarray:
     return sizes
 
 
-_CHUNK_ENTRIES = 1 << 19
+def _short_runs(values: np.ndarray, longest: int) -> np.ndarray:
+    """Whether each item's value is held by at most ``longest`` items (``_run_sizes <= longest``).
+
+    Values that :func:`_run_sizes` counts with a ``bincount`` are tested per value,
+    so no count per item is made.
+    """
+    if len(values) and values.min() >= 0 and values.max() < 4 * len(values) + (1 << 20):
+        short: np.ndarray = (np.bincount(values) <= longest)[values]
+        return short
+    return _run_sizes(values) <= longest
+
+
+_CHUNK_ENTRIES = 1 << 18
 """Matrix entries sorted and measured at once by the prefix and sketch passes: bounds
 their memory (a hundred thousand files hold some thirty million entries, and each entry
-of a chunk passes through some 80 bytes of arrays, 40 MB a chunk)."""
+of a chunk passes through some 80 bytes of arrays, 20 MB a chunk)."""
 
 
 def _row_chunks(indptr: np.ndarray, entries: int) -> Iterator[tuple[int, int]]:
@@ -221,14 +233,18 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Batches of row pairs ``(a, b)``, ``a < b``, that share a key (duplicates possible).
 
-    The entries are ordered by key, then row. When ``key * rows + row`` fits in 64
-    bits that order comes from one ``argsort`` of it (equal codes are equal
-    entries, so how a sort breaks ties cannot show), else from ``lexsort``.
+    The entries are ordered by key, then row. When the rows come in order (the prefix
+    and sketch passes give them so), that order comes from a stable ``argsort`` of
+    the keys; else when ``key * rows + row`` fits in 64 bits from one ``argsort`` of
+    it (equal codes are equal entries, so how a sort breaks ties cannot show), else
+    from ``lexsort``.
     """
     if len(keys) < 2:
         return
     span = int(rows.max()) + 1
-    if keys.min() >= 0 and rows.min() >= 0 and int(keys.max()) < (2**62) // span:
+    if not np.any(rows[1:] < rows[:-1]):  # rows in order (as the passes give them): by key alone
+        order = np.argsort(keys, kind="stable")
+    elif keys.min() >= 0 and rows.min() >= 0 and int(keys.max()) < (2**62) // span:
         codes = keys * span
         codes += rows
         order = np.argsort(codes)
@@ -397,19 +413,23 @@ def similar_pairs(
     floor = threshold - _MARGIN  # rounding in the bound is far below this margin
     width = matrix.shape[1]
     keys = cols if groups is None else groups[rows].astype(np.int64) * width + cols
+    del cols
     n = matrix.shape[0]
     sources = []
     if sketch is None:
         sources.append(_candidates(keys, rows))
     else:
-        short = _run_sizes(keys) <= sketch_run
-        sources.append(_candidates(keys[short], rows[short]))
+        short = _short_runs(keys, sketch_run)
+        keys = keys[short]  # few are short: the long postings' entries are let go here
+        rows = rows[short]
+        del short
+        sources.append(_candidates(keys, rows))
         if groups is not None:
             sketch_keys = sketch_keys * (int(groups.max()) + 1) + groups[sketch_rows]
         sources.append(_candidates(sketch_keys, sketch_rows))
     # The sources hold what they pair; letting go here lets each free its arrays as it
     # sorts them (the sketch's alone are some 45 MB at 100,000 files).
-    del rows, cols, keys, sketch_keys, sketch_rows
+    del rows, keys, sketch_keys, sketch_rows
     found_a: list[np.ndarray] = []
     found_b: list[np.ndarray] = []
     found_c: list[np.ndarray] = []
