@@ -146,14 +146,15 @@ def test_column_counts_in_runs_are_bincounts(values: list[int], width: int, chun
     assert counts.dtype == expected.dtype and np.array_equal(counts, expected)
 
 
-@settings(max_examples=150, deadline=None)
-@given(keys=st.lists(st.integers(0, 12), max_size=120), batch=st.sampled_from([1, 5, 1 << 19]),
-       in_order=st.booleans())
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.integers(-4, 12), max_size=120), batch=st.sampled_from([1, 5, 1 << 19]),
+       in_order=st.booleans(), part=st.sampled_from([1, 7, 1 << 19]))
 def test_candidates_are_every_pair_that_shares_a_key(keys: list[int], batch: int,
-                                                     in_order: bool) -> None:
+                                                     in_order: bool, part: int) -> None:
     """Keys held once are dropped before pairing; the pairs are the plain enumeration's.
 
-    Rows in order (as the passes give them, repeats too) are sorted by key alone.
+    Rows in order (as the passes give them, repeats too) are sorted by key alone;
+    many keys are sorted in parts.
     """
     rng = np.random.default_rng(len(keys))
     rows = rng.permutation(len(keys)).astype(np.int64)
@@ -165,7 +166,8 @@ def test_candidates_are_every_pair_that_shares_a_key(keys: list[int], batch: int
     old = _pairs._BATCH
     try:
         _pairs._BATCH = batch
-        found = [(int(a), int(b)) for left, right in _pairs._candidates(key_array, rows)
+        found = [(int(a), int(b)) for left, right in _pairs._candidates(key_array, rows,
+                                                                        part=part)
                  for a, b in zip(left, right, strict=True)]
     finally:
         _pairs._BATCH = old

@@ -49,6 +49,9 @@ __all__ = ["BLOCKS", "SKETCH_RUN", "block_bounds", "pair_bounds", "prefix_entrie
 
 _MARGIN = 1e-9
 """Prefixes are cut for a threshold this much lower, so rounding never loses a pair."""
+_SORT_KEYS = 1 << 19
+"""Most candidate keys sorted at once (each passes through some 50 bytes of arrays; the
+sketch of 100,000 files holds 2.8 million keys)."""
 _BATCH = 1 << 18
 """Candidate pairs generated (and their cosines computed) per batch: bounds memory (each
 pair passes through some 90 bytes of arrays, 24 MB a batch)."""
@@ -230,8 +233,29 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _candidates(keys: np.ndarray, rows: np.ndarray, *, part: int = _SORT_KEYS
+                ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Batches of row pairs ``(a, b)``, ``a < b``, that share a key (duplicates possible).
+
+    More than ``part`` entries are taken in parts by key (``key % parts``), so no
+    sort holds more than about ``part`` of them; two entries of one key are in one
+    part, so the pairs are the same (in another order).
+    """
+    parts = -(-len(keys) // max(part, 1))
+    if parts <= 1:
+        yield from _sorted_candidates(keys, rows)
+        return
+    owner = np.empty(len(keys), np.uint8 if parts < 256 else np.int64)
+    for start in range(0, len(keys), part):  # each key's part, a run of keys at a time
+        owner[start : start + part] = np.remainder(keys[start : start + part], parts)
+    for which in range(parts):
+        chosen = owner == which
+        yield from _sorted_candidates(keys[chosen], rows[chosen])
+
+
+def _sorted_candidates(keys: np.ndarray, rows: np.ndarray
+                       ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_candidates` of entries sorted at once.
 
     The entries are ordered by key, then row. When the rows come in order (the prefix
     and sketch passes give them so), that order comes from a stable ``argsort`` of
@@ -409,7 +433,6 @@ def similar_pairs(
         the bound. The cost grows with the matrix's entries and the candidates.
     """
     rows, cols, sketch_keys, sketch_rows = _prefix_and_sketch(matrix, threshold, sketch)
-    levels, scale = block_bounds(matrix)
     floor = threshold - _MARGIN  # rounding in the bound is far below this margin
     width = matrix.shape[1]
     keys = cols if groups is None else groups[rows].astype(np.int64) * width + cols
@@ -430,6 +453,7 @@ def similar_pairs(
     # The sources hold what they pair; letting go here lets each free its arrays as it
     # sorts them (the sketch's alone are some 45 MB at 100,000 files).
     del rows, keys, sketch_keys, sketch_rows
+    levels, scale = block_bounds(matrix)  # once the long postings' entries are gone
     found_a: list[np.ndarray] = []
     found_b: list[np.ndarray] = []
     found_c: list[np.ndarray] = []

@@ -225,6 +225,8 @@ class TreeBuilder:
         self.mode: HeadingDepth = heading_depth
         self._blocks: dict[str, _Block] = {}
         self._unit_start: dict[str, int] = {}
+        self._sizes: dict[int, int] = {}
+        """One int object per unit size: sizes repeat, and an int past 256 takes 28 bytes."""
         self._last: StoreTree | None = None
         self.counts = TreeCounts()
         """Panel A's sums for the last tree built."""
@@ -337,10 +339,12 @@ class TreeBuilder:
         else:
             nodes, counts = self._nodes(path, summary, base, parent, depth)
         made: list[Unit] = []
+        sizes = self._sizes
         for u in summary.units:
             leaf = nodes[u.heading + 1]
+            size = utf8_size(u.text)
             made.append(Unit(leaf.path, leaf.id, leaf.parent, path, u.line, u.text,
-                             utf8_size(u.text)))
+                             sizes.setdefault(size, size)))
         # A summary's units come in line order, each at its own line (its heading's):
         # the sort by (line, key) is kept for a summary made otherwise.
         units = made if _in_order(made) else sorted(made, key=lambda u: (u.line, u.key))
