@@ -157,7 +157,7 @@ def health(
     depth = cast(HeadingDepth, heading_depth)
     try:
         store = Store(store_path)
-        measurer = Measurer(seed=seed, heading_depth=depth)
+        measurer = Measurer(seed=seed, heading_depth=depth, keep_labels=False)  # one state
         reference = _reference(store, against, locators)
         report = health_report(
             store,

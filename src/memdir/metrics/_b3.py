@@ -22,16 +22,27 @@ same code (:func:`_exact`), so equal centroids give equal floats.
 
 Cost: a sparse product over the tail terms, a product of ``2 * 256 / 8``
 numbers per unit-group pair and the survivors' head terms; memory: one block.
+
+The group sums need not be held: :class:`GroupSums` makes any groups' sums from
+the unit rows when asked, with the floats and the entry order of the whole
+product's rows, so :func:`nearest_other` given one reads the groups twice (their
+lengths, head terms and directions, then the scan), a block at a time, and
+finds what it finds given the whole matrix of sums.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 from scipy import sparse
 
-__all__ = ["CELLS", "HEAD_BLOCK", "HEAD_TERMS", "MARGIN", "NearestOther", "nearest_other"]
+from memdir.metrics._text import column_counts
+
+__all__ = ["CELLS", "HEAD_BLOCK", "HEAD_TERMS", "MARGIN", "GroupSums", "NearestOther",
+           "Sums", "nearest_other"]
 
 HEAD_TERMS = 256
 """Terms held by the most groups, whose part of each pair is bounded before it is computed."""
@@ -41,6 +52,89 @@ MARGIN = 1e-9
 """How far below a unit's own cosine a bound must stay for its pair to be skipped."""
 CELLS = 2_000_000
 """Unit-group pairs held at once."""
+
+
+class GroupSums:
+    """Each group's sum of unit rows, made for the groups asked for, never held whole.
+
+    The units are ordered by group once (row order within a group); the sums of
+    any groups are then one product of an indicator over those groups' units
+    with their rows, which adds each group's rows in the same order as the
+    product over every unit, so each row is the whole product's row, floats and
+    entry order alike. Memory: the unit order and the groups' offsets into it
+    (16 bytes per unit and group), besides the rows asked for.
+
+    Args:
+        matrix: Unit rows (CSR).
+        groups: Each unit's group, ``0 <= groups < count``.
+        count: How many groups.
+    """
+
+    def __init__(self, matrix: sparse.csr_matrix, groups: np.ndarray, count: int) -> None:
+        self.matrix, self.groups = matrix, groups
+        self.shape: tuple[int, int] = (count, matrix.shape[1])
+        self._order = np.argsort(groups, kind="stable")
+        self._starts = np.searchsorted(groups[self._order], np.arange(count + 1))
+        """Group ``g``'s units are ``_order[_starts[g] : _starts[g + 1]]``."""
+
+    def rows(self, picked: np.ndarray) -> sparse.csr_matrix:
+        """The sums of groups ``picked`` (any order, repeats allowed), one row each."""
+        picked = np.asarray(picked, np.int64)
+        unique, inverse = np.unique(picked, return_inverse=True)
+        first, sizes = self._starts[unique], np.diff(self._starts)[unique]
+        total = int(sizes.sum())
+        before = np.cumsum(sizes) - sizes
+        at = np.repeat(first - before, sizes) + np.arange(total)
+        indicator = sparse.csr_matrix(
+            (np.ones(total), (np.repeat(np.arange(len(unique)), sizes), np.arange(total))),
+            shape=(len(unique), total))
+        block = (indicator @ self.matrix[self._order[at]]).tocsr()
+        if len(unique) == len(picked) and np.array_equal(unique, picked):
+            return block
+        return block[inverse]
+
+    def ranges(self, entries: int) -> list[tuple[int, int]]:
+        """Consecutive ranges of groups ``[lo, hi)`` covering every group once.
+
+        Each range's units hold about ``entries`` entries (a range has one group at least).
+        """
+        sizes = np.diff(self.matrix.indptr)[self._order]
+        held = np.zeros(len(sizes) + 1, np.int64)
+        np.cumsum(sizes, out=held[1:])
+        at = held[self._starts]  # entries before each group's units, and the total
+        out: list[tuple[int, int]] = []
+        lo, count = 0, self.shape[0]
+        while lo < count:
+            hi = int(np.searchsorted(at, at[lo] + entries, side="right")) - 1
+            hi = min(max(hi, lo + 1), count)
+            out.append((lo, hi))
+            lo = hi
+        return out
+
+    def whole(self) -> sparse.csr_matrix:
+        """Every group's sum at once: the one product over every unit."""
+        n = self.matrix.shape[0]
+        indicator = sparse.csr_matrix((np.ones(n), (self.groups, np.arange(n))),
+                                      shape=(self.shape[0], n))
+        return (indicator @ self.matrix).tocsr()
+
+
+Sums: TypeAlias = sparse.csr_matrix | GroupSums
+"""The group sums B3 reads: the whole matrix, or made a block at a time."""
+
+
+def _sum_rows(sums: Sums, picked: np.ndarray) -> sparse.csr_matrix:
+    """Rows ``picked`` of the group sums."""
+    return sums.rows(picked) if isinstance(sums, GroupSums) else sums[picked]
+
+
+def _sum_blocks(sums: Sums, span: int) -> Iterator[tuple[int, sparse.csr_matrix]]:
+    """The group sums ``span`` rows at a time, each with its first row's number."""
+    for start in range(0, sums.shape[0], span):
+        if isinstance(sums, GroupSums):
+            yield start, sums.rows(np.arange(start, min(start + span, sums.shape[0])))
+        else:
+            yield start, sums[start : start + span]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +155,11 @@ class NearestOther:
 
 def _head_order(sums: sparse.csr_matrix, count: int) -> np.ndarray:
     """The ``count`` terms held by the most groups, most held first (ties by term id)."""
-    held = np.bincount(sums.indices[: sums.nnz], minlength=sums.shape[1])
+    return _most_held(column_counts(sums.indices[: sums.nnz], sums.shape[1]), count)
+
+
+def _most_held(held: np.ndarray, count: int) -> np.ndarray:
+    """The ``count`` terms of most groups given each term's groups, most first (ties by id)."""
     count = min(count, int(np.count_nonzero(held)))
     return np.argsort(-held, kind="stable")[:count]
 
@@ -85,10 +183,33 @@ def _scales(sums: sparse.csr_matrix, span: int) -> np.ndarray:
     """One over each group sum's length (0 for an empty sum), ``span`` groups at a time."""
     lengths = np.empty(sums.shape[0])
     for start in range(0, sums.shape[0], span):
-        block = sums[start : start + span]
-        lengths[start : start + span] = np.sqrt(np.asarray(block.multiply(block).sum(axis=1))
-                                                .ravel())
-    return np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0)
+        lengths[start : start + span] = _lengths(sums[start : start + span])
+    return _inverse(lengths)
+
+
+def _lengths(block: sparse.csr_matrix) -> np.ndarray:
+    """Each row's length, as scipy's elementwise product and row sum give it."""
+    out: np.ndarray = np.sqrt(np.asarray(block.multiply(block).sum(axis=1)).ravel())
+    return out
+
+
+def _inverse(lengths: np.ndarray) -> np.ndarray:
+    """One over each length, 0 for a length of 0."""
+    out: np.ndarray = np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0)
+    return out
+
+
+def _mean_step(mean: np.ndarray, block: sparse.csr_matrix, scale: np.ndarray) -> np.ndarray:
+    """``mean`` plus the block's rows scaled, added as one product over every row would.
+
+    ``sums.T @ scale`` adds the groups' scaled entries into each term's total in
+    group order, starting from zero; the running total is put first as one more
+    row of scale 1 (a term without a total yet has no entry), so the blocks one
+    after the other give that product's floats.
+    """
+    ahead = sparse.csr_matrix(mean[None, :])
+    both = sparse.vstack([ahead, block], format="csr")
+    return np.asarray(both.T @ np.concatenate([[1.0], scale])).ravel()
 
 
 def _exact(head_u: np.ndarray, head_g: np.ndarray, tail: np.ndarray, scale: np.ndarray
@@ -100,9 +221,14 @@ def _exact(head_u: np.ndarray, head_g: np.ndarray, tail: np.ndarray, scale: np.n
 
 def _directions(sums: sparse.csr_matrix, scale: np.ndarray, head: np.ndarray) -> np.ndarray:
     """Each head block's mean centroid direction (unit length, or zero), one row per block."""
+    return _head_directions(np.asarray(sums.T @ scale).ravel(), head)
+
+
+def _head_directions(total: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """:func:`_directions` from every term's total of scaled group sums."""
     width = -(-len(head) // HEAD_BLOCK) * HEAD_BLOCK
     mean = np.zeros(width)
-    mean[: len(head)] = np.asarray(sums.T @ scale).ravel()[head]
+    mean[: len(head)] = total[head]
     q = mean.reshape(-1, HEAD_BLOCK)
     norms = np.linalg.norm(q, axis=1, keepdims=True)
     out: np.ndarray = np.divide(q, norms, out=np.zeros_like(q), where=norms > 0)
@@ -132,14 +258,14 @@ class _Units:
         return cls(head_u, _features(head_u, q), rows, rows.T.tocsr())
 
 
-def _limits(units: _Units, sums: sparse.csr_matrix, own_g: np.ndarray, scale: np.ndarray,
+def _limits(units: _Units, sums: Sums, own_g: np.ndarray, scale: np.ndarray,
             head: np.ndarray, eps: float) -> np.ndarray:
     """Each unit's own cosine (the tail by an elementwise product) plus ``eps``, less the margin.
 
     A pair must exceed this to be kept: it is the bound's threshold, not the own
     cosine reported (the scan computes that one as it computes the others).
     """
-    own_rows = sums[own_g]
+    own_rows = _sum_rows(sums, own_g)
     own_rows.sort_indices()
     own_tail = np.asarray(units.tail.multiply(own_rows).sum(axis=1)).ravel()
     width = units.head_u.shape[1]
@@ -162,12 +288,12 @@ class _Found:
 class _Side:
     """The group side of a scan, made block by block from the sums as it is asked."""
 
-    def __init__(self, sums: sparse.csr_matrix, head: np.ndarray, q: np.ndarray) -> None:
+    def __init__(self, sums: Sums, head: np.ndarray, q: np.ndarray) -> None:
         self.sums, self.head, self.q = sums, head, q
 
     def block(self, picked: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
         """The picked groups' sums (terms sorted), their head terms dense, and their features."""
-        block = self.sums[picked]
+        block = _sum_rows(self.sums, picked)
         block.sort_indices()
         head_g = _dense_head(block, self.head, self.q.size)
         return block, head_g, _features(head_g, self.q)
@@ -222,14 +348,37 @@ def _nearest(n: int, count: int, unit: np.ndarray, group: np.ndarray, cosine: np
     return other, best
 
 
-def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix,
+def _group_side(sums: Sums, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's scale, the head terms and their directions, from one read of the sums.
+
+    The same floats as :func:`_scales`, :func:`_head_order` and :func:`_directions`
+    give over the whole matrix (lengths ``span`` groups at a time, as there).
+    """
+    if not isinstance(sums, GroupSums):
+        scale = _scales(sums, span)
+        head = _head_order(sums, HEAD_TERMS)
+        return scale, head, _directions(sums, scale, head)
+    count, width = sums.shape
+    scale = np.empty(count)
+    held = np.zeros(width, np.int64)
+    total = np.zeros(width)
+    for start, block in _sum_blocks(sums, span):
+        scale[start : start + block.shape[0]] = _inverse(_lengths(block))
+        held += column_counts(block.indices[: block.nnz], width)
+        total = _mean_step(total, block, scale[start : start + block.shape[0]])
+    head = _most_held(held, HEAD_TERMS)
+    return scale, head, _head_directions(total, head)
+
+
+def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: Sums,
                   chosen: np.ndarray, eps: float, *, cells: int = CELLS) -> NearestOther:
     """Own cosine of each chosen unit and the nearest other centroid of those that may leak.
 
     Args:
         matrix: Unit rows (unit length, no negative weight).
         groups: Each unit's group (a row of ``sums``).
-        sums: Each group's sum of unit rows.
+        sums: Each group's sum of unit rows, whole or as :class:`GroupSums` (the
+            same result: then no more than a block of sums is held).
         chosen: The units to compare, as rows of ``matrix``.
         eps: A unit leaks when another cosine beats its own by more than this;
             pairs that cannot are skipped.
@@ -238,9 +387,7 @@ def nearest_other(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.cs
     """
     n, count = len(chosen), sums.shape[0]
     span = max(1, cells // max(n, 1))
-    scale = _scales(sums, span)
-    head = _head_order(sums, HEAD_TERMS)
-    q = _directions(sums, scale, head)
+    scale, head, q = _group_side(sums, span)
     units = _Units.of(matrix, chosen, head, q)
     own_g = groups[chosen]
     limit = _limits(units, sums, own_g, scale, head, eps)

@@ -196,10 +196,11 @@ def health_report(
         reference: Source locators the store should still carry (from a source
             conversation or an earlier snapshot); None skips the lost-facts check.
         thresholds: Where alarms trip.
-        measurer: Settings (seed, heading depth) and caches.
+        measurer: Settings (seed, heading depth) and caches (by default a measurer that
+            keeps no label counts past B1: one state is measured).
     """
     limits = thresholds or HealthThresholds()
-    measurer = measurer or Measurer()
+    measurer = measurer or Measurer(keep_labels=False)
     unreadable: dict[str, str] = {}
     metrics = measure_store(store, measurer=measurer, unreadable=unreadable)
     tree = metrics.tree

@@ -48,6 +48,9 @@ class Measurer:
         max_pairs: Most unit pairs B4 correlates before it samples.
         seed: Seed for B4's sample.
         b3_sample: Units B3 compares, in place of its budget's sample (None: the budget).
+        keep_labels: Keep the labels' term counts for the next state measured; off,
+            B1 counts each state's labels afresh and lets the counts go once it is
+            done (some 100 MB at 100,000 files), for a single measurement (health).
     """
 
     def __init__(
@@ -58,8 +61,10 @@ class Measurer:
         max_pairs: int = 5000,
         seed: int = 0,
         b3_sample: int | None = None,
+        keep_labels: bool = True,
     ) -> None:
         self.heading_depth: HeadingDepth = heading_depth
+        self.keep_labels = keep_labels
         self.b3_sample = b3_sample
         self.min_chars = min_chars
         self.max_pairs = max_pairs
@@ -107,7 +112,7 @@ class Measurer:
         taxonomy = self.steps.measure(tree) if self.steps is not None else measure_taxonomy(
             tree,
             units_cache=self.units_cache,
-            labels_cache=self.labels_cache,
+            labels_cache=self.labels_cache if self.keep_labels else None,
             min_chars=self.min_chars,
             max_pairs=self.max_pairs,
             seed=self.seed,

@@ -42,15 +42,19 @@ from collections.abc import Iterator
 import numpy as np
 from scipy import sparse
 
-from memdir.metrics._text import cosine_rows
+from memdir.metrics._text import column_counts, cosine_rows
 
 __all__ = ["BLOCKS", "SKETCH_RUN", "block_bounds", "pair_bounds", "prefix_entries",
            "similar_pairs", "unique_first"]
 
 _MARGIN = 1e-9
 """Prefixes are cut for a threshold this much lower, so rounding never loses a pair."""
-_BATCH = 2_000_000
-"""Candidate pairs generated (and their cosines computed) per batch: bounds memory."""
+_SORT_KEYS = 1 << 19
+"""Most candidate keys sorted at once (each passes through some 50 bytes of arrays; the
+sketch of 100,000 files holds 2.8 million keys)."""
+_BATCH = 1 << 18
+"""Candidate pairs generated (and their cosines computed) per batch: bounds memory (each
+pair passes through some 90 bytes of arrays, 24 MB a batch)."""
 _COSINE_BATCH = 25_000
 """Candidate pairs whose cosines are computed at once (their rows are copied out)."""
 SKETCH_RUN = 64
@@ -100,9 +104,22 @@ def _run_sizes(values: np.ndarray) -> np.ndarray:
     return sizes
 
 
-_CHUNK_ENTRIES = 2_000_000
+def _short_runs(values: np.ndarray, longest: int) -> np.ndarray:
+    """Whether each item's value is held by at most ``longest`` items (``_run_sizes <= longest``).
+
+    Values that :func:`_run_sizes` counts with a ``bincount`` are tested per value,
+    so no count per item is made.
+    """
+    if len(values) and values.min() >= 0 and values.max() < 4 * len(values) + (1 << 20):
+        short: np.ndarray = (np.bincount(values) <= longest)[values]
+        return short
+    return _run_sizes(values) <= longest
+
+
+_CHUNK_ENTRIES = 1 << 18
 """Matrix entries sorted and measured at once by the prefix and sketch passes: bounds
-their memory (a hundred thousand files hold some thirty million entries)."""
+their memory (a hundred thousand files hold some thirty million entries, and each entry
+of a chunk passes through some 80 bytes of arrays, 20 MB a chunk)."""
 
 
 def _row_chunks(indptr: np.ndarray, entries: int) -> Iterator[tuple[int, int]]:
@@ -119,7 +136,7 @@ def _row_chunks(indptr: np.ndarray, entries: int) -> Iterator[tuple[int, int]]:
 def _term_ranks(matrix: sparse.csr_matrix) -> np.ndarray:
     """Each term's place in the order rarest first (fewest rows holding it; ties by number)."""
     width = matrix.shape[1]
-    df = np.bincount(matrix.indices, minlength=width)
+    df = column_counts(matrix.indices, width)
     rank = np.empty(width, np.int64)
     rank[np.lexsort((np.arange(width), df))] = np.arange(width)
     return rank
@@ -202,27 +219,74 @@ def _prefix_and_sketch(matrix: sparse.csr_matrix, threshold: float, terms: int |
         keep = remaining >= cut * cut - 1e-15 if cut > 0 else np.ones(len(rows), bool)
         kept_rows.append(rows[keep])
         kept_cols.append(cols[keep])
-    prefix = (np.concatenate(kept_rows), np.concatenate(kept_cols)) if kept_rows \
-        else (empty, empty)
-    sketch = (np.concatenate(keys), np.concatenate(owners)) if keys else (empty, empty)
-    return prefix[0], prefix[1], sketch[0], sketch[1]
+    # Each list is joined and let go before the next: joining all four at once would hold
+    # every entry twice.
+    return _joined(kept_rows), _joined(kept_cols), _joined(keys), _joined(owners)
 
 
-def _candidates(keys: np.ndarray, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The arrays of ``parts`` one after the other (int64 zeros when none); empties ``parts``."""
+    if not parts:
+        return np.zeros(0, np.int64)
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
+
+
+def _candidates(keys: np.ndarray, rows: np.ndarray, *, part: int = _SORT_KEYS
+                ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Batches of row pairs ``(a, b)``, ``a < b``, that share a key (duplicates possible).
 
-    The entries are ordered by key, then row. When ``key * rows + row`` fits in 64
-    bits that order comes from one ``argsort`` of it (equal codes are equal
-    entries, so how a sort breaks ties cannot show), else from ``lexsort``.
+    More than ``part`` entries are taken in parts by key (``key % parts``), so no
+    sort holds more than about ``part`` of them; two entries of one key are in one
+    part, so the pairs are the same (in another order).
+    """
+    parts = -(-len(keys) // max(part, 1))
+    if parts <= 1:
+        yield from _sorted_candidates(keys, rows)
+        return
+    owner = np.empty(len(keys), np.uint8 if parts < 256 else np.int64)
+    for start in range(0, len(keys), part):  # each key's part, a run of keys at a time
+        owner[start : start + part] = np.remainder(keys[start : start + part], parts)
+    for which in range(parts):
+        chosen = owner == which
+        yield from _sorted_candidates(keys[chosen], rows[chosen])
+
+
+def _sorted_candidates(keys: np.ndarray, rows: np.ndarray
+                       ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_candidates` of entries sorted at once.
+
+    The entries are ordered by key, then row. When the rows come in order (the prefix
+    and sketch passes give them so), that order comes from a stable ``argsort`` of
+    the keys; else when ``key * rows + row`` fits in 64 bits from one ``argsort`` of
+    it (equal codes are equal entries, so how a sort breaks ties cannot show), else
+    from ``lexsort``.
     """
     if len(keys) < 2:
         return
     span = int(rows.max()) + 1
-    if keys.min() >= 0 and rows.min() >= 0 and int(keys.max()) < (2**62) // span:
-        order = np.argsort(keys * span + rows)
+    if not np.any(rows[1:] < rows[:-1]):  # rows in order (as the passes give them): by key alone
+        order = np.argsort(keys, kind="stable")
+    elif keys.min() >= 0 and rows.min() >= 0 and int(keys.max()) < (2**62) // span:
+        codes = keys * span
+        codes += rows
+        order = np.argsort(codes)
+        del codes
     else:
         order = np.lexsort((rows, keys))
-    keys, rows = keys[order], rows[order]
+    keys = keys[order]
+    # An entry whose key no other entry holds pairs with none: only the others are kept
+    # (most sketch keys are held once), in the same order.
+    same = keys[1:] == keys[:-1]
+    shared = np.zeros(len(keys), bool)
+    shared[1:] = same
+    shared[:-1] |= same
+    del same
+    keys, rows = keys[shared], rows[order[shared]]
+    del order, shared
+    if len(keys) < 2:
+        return
     boundary = np.flatnonzero(np.diff(keys)) + 1
     run_start = np.concatenate([[0], boundary])
     run_len = np.diff(np.concatenate([run_start, [len(keys)]]))
@@ -369,20 +433,27 @@ def similar_pairs(
         the bound. The cost grows with the matrix's entries and the candidates.
     """
     rows, cols, sketch_keys, sketch_rows = _prefix_and_sketch(matrix, threshold, sketch)
-    levels, scale = block_bounds(matrix)
     floor = threshold - _MARGIN  # rounding in the bound is far below this margin
     width = matrix.shape[1]
     keys = cols if groups is None else groups[rows].astype(np.int64) * width + cols
+    del cols
     n = matrix.shape[0]
     sources = []
     if sketch is None:
         sources.append(_candidates(keys, rows))
     else:
-        short = _run_sizes(keys) <= sketch_run
-        sources.append(_candidates(keys[short], rows[short]))
+        short = _short_runs(keys, sketch_run)
+        keys = keys[short]  # few are short: the long postings' entries are let go here
+        rows = rows[short]
+        del short
+        sources.append(_candidates(keys, rows))
         if groups is not None:
             sketch_keys = sketch_keys * (int(groups.max()) + 1) + groups[sketch_rows]
         sources.append(_candidates(sketch_keys, sketch_rows))
+    # The sources hold what they pair; letting go here lets each free its arrays as it
+    # sorts them (the sketch's alone are some 45 MB at 100,000 files).
+    del rows, keys, sketch_keys, sketch_rows
+    levels, scale = block_bounds(matrix)  # once the long postings' entries are gone
     found_a: list[np.ndarray] = []
     found_b: list[np.ndarray] = []
     found_c: list[np.ndarray] = []

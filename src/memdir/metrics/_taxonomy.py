@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import sparse
 
-from memdir.metrics._b3 import NearestOther, nearest_other
+from memdir.metrics._b3 import GroupSums, NearestOther, Sums, nearest_other
 from memdir.metrics._pairs import similar_pairs, unique_first
 from memdir.metrics._text import TfidfCache, cosine_rows, row_runs
 from memdir.metrics._tree import StoreTree, Unit
@@ -322,7 +322,27 @@ def row_squares(matrix: sparse.csr_matrix, *, chunk: int = _SQUARES_CHUNK) -> np
     return out
 
 
-def _b2(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix
+def _group_squares(sums: Sums) -> np.ndarray:
+    """:func:`row_squares` of the group sums, a block at a time when they are not held.
+
+    Each block's rows are the whole matrix's, and each row's sum depends on its
+    entries and on the order the whole matrix is summed in (canonical or not);
+    when the blocks disagree on that order, the whole matrix is made and summed.
+    """
+    if not isinstance(sums, GroupSums):
+        return row_squares(sums)
+    parts: list[np.ndarray] = []
+    orders: set[bool] = set()
+    for lo, hi in sums.ranges(_SQUARES_CHUNK):
+        block = sums.rows(np.arange(lo, hi))
+        orders.add(_canonical(block, row_runs(block.indptr.astype(np.int64), _SQUARES_CHUNK)))
+        parts.append(row_squares(block))
+    if len(orders) > 1:
+        return row_squares(sums.whole())
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _b2(matrix: sparse.csr_matrix, groups: np.ndarray, sums: Sums
         ) -> tuple[float | None, float | None, float | None]:
     n = matrix.shape[0]
     norms = row_squares(matrix)
@@ -330,7 +350,7 @@ def _b2(matrix: sparse.csr_matrix, groups: np.ndarray, sums: sparse.csr_matrix
     all_sum = (float(total @ total) - norms.sum()) / 2.0
     all_count = n * (n - 1) / 2.0
     sizes = np.bincount(groups)
-    group_sq = row_squares(sums)
+    group_sq = _group_squares(sums)
     norms_by_group = np.bincount(groups, weights=norms, minlength=len(sizes))
     same_sum = float(((group_sq - norms_by_group) / 2.0).sum())
     same_count = float((sizes * (sizes - 1) / 2.0).sum())
@@ -393,7 +413,7 @@ def _b3_error(share: float, chosen: int, units: int) -> tuple[float, tuple[float
 
 
 def _b3(tree: StoreTree, units: list[Unit], matrix: sparse.csr_matrix, groups: np.ndarray,
-        parents: list[int], sums: sparse.csr_matrix, *, budget: int, seed: int,
+        parents: list[int], sums: Sums, *, budget: int, seed: int,
         sample: int | None = None) -> tuple[float | None, list[Leak], int]:
     """B3 over every unit, or over a seeded sample of them past ``budget`` unit-centroid cosines.
 
@@ -532,7 +552,7 @@ def measure_taxonomy(
     parents = sorted({u.parent for u in units})
     column = {p: k for k, p in enumerate(parents)}
     groups = np.array([column[u.parent] for u in units], dtype=np.int64)
-    sums = _group_sums(matrix, groups, len(parents))
+    sums = GroupSums(matrix, groups, len(parents))  # made a block at a time: never held whole
     b2, same_mean, cross_mean = _b2(matrix, groups, sums)
     b3, leaks, b3_units = _b3(tree, units, matrix, groups, parents, sums, budget=b3_budget,
                               seed=seed, sample=b3_sample)

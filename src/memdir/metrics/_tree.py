@@ -59,7 +59,8 @@ class Node:
     level: int = 0
     """Heading level (1-6); 0 for the root, folders and files."""
     description: str = ""
-    children: list[int] = field(default_factory=list)
+    children: tuple[int, ...] = ()
+    """Child node ids in order; a tuple, so a leaf (most nodes) holds the one empty tuple."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +225,8 @@ class TreeBuilder:
         self.mode: HeadingDepth = heading_depth
         self._blocks: dict[str, _Block] = {}
         self._unit_start: dict[str, int] = {}
+        self._sizes: dict[int, int] = {}
+        """One int object per unit size: sizes repeat, and an int past 256 takes 28 bytes."""
         self._last: StoreTree | None = None
         self.counts = TreeCounts()
         """Panel A's sums for the last tree built."""
@@ -279,6 +282,7 @@ class TreeBuilder:
         """Lay the folders out again, reusing each file's block where it lands in place."""
         paths = sorted(p for p in files if p.endswith(".md"))
         nodes: list[Node] = [Node(0, "root", ROOT, "", ROOT, -1, 0)]
+        kids: dict[int, list[int]] = {}  # the root's and each folder's children, as they come
         blocks: dict[str, _Block] = {}
         counts = TreeCounts()
         stack: list[tuple[str, object, str, int, str]] = [
@@ -294,7 +298,7 @@ class TreeBuilder:
                 stack.extend(reversed(tasks))
                 continue
             depth = nodes[parent].depth + 1
-            nodes[parent].children.append(len(nodes))
+            kids.setdefault(parent, []).append(len(nodes))
             if kind == "folder":
                 path = f"{prefix}/{name}"
                 nodes.append(Node(len(nodes), "folder", name, label_words(name), path, parent,
@@ -315,6 +319,8 @@ class TreeBuilder:
             nodes.extend(block.nodes)
             blocks[item] = block
             counts.add(block, 1)
+        for parent, children in kids.items():
+            nodes[parent].children = tuple(children)
         if paths:
             counts.internal += 1 + counts.folders  # the root and every folder have children
         units: list[Unit] = []
@@ -333,10 +339,12 @@ class TreeBuilder:
         else:
             nodes, counts = self._nodes(path, summary, base, parent, depth)
         made: list[Unit] = []
+        sizes = self._sizes
         for u in summary.units:
             leaf = nodes[u.heading + 1]
+            size = utf8_size(u.text)
             made.append(Unit(leaf.path, leaf.id, leaf.parent, path, u.line, u.text,
-                             utf8_size(u.text)))
+                             sizes.setdefault(size, size)))
         # A summary's units come in line order, each at its own line (its heading's):
         # the sort by (line, key) is kept for a summary made otherwise.
         units = made if _in_order(made) else sorted(made, key=lambda u: (u.line, u.key))
@@ -352,14 +360,17 @@ class TreeBuilder:
         heads = summary.headings
         top = min((h.level for h in heads), default=1) - 1
         nesting = self.mode == "nesting"
+        kids: dict[int, list[int]] = {}  # position in ``made`` -> its children's ids
         for k, head in enumerate(heads):
             up = made[head.parent + 1]  # the file node when the heading has no parent heading
             up_level = top if head.parent < 0 else up.level
             step = 1 if nesting else head.level - up_level
             node = Node(base + 1 + k, "heading", head.text, head.text,
                         f"{up.path} > {head.text}", up.id, up.depth + step, head.level)
-            up.children.append(node.id)
+            kids.setdefault(head.parent + 1, []).append(node.id)
             made.append(node)
+        for at, children in kids.items():
+            made[at].children = tuple(children)
         leaves = [n.depth - depth for n in made if not n.children]
         counts = FileCounts(sections=len(heads), leaves=len(leaves), leaf_depth=sum(leaves),
                             internal=len(made) - len(leaves),
