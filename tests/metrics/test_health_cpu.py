@@ -1,4 +1,4 @@
-"""Health's CPU work: the cycle collector paused while a store is measured, same report."""
+"""Health's CPU work: the collector paused, B1's row keys and the pieces' words in C."""
 
 from __future__ import annotations
 
@@ -6,14 +6,21 @@ import gc
 import json
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 import typer
+from adversarial_text import BODY, LINE
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from metrics_helpers import fm
+from numpy.testing import assert_array_equal
+from scipy import sparse
 from typer.testing import CliRunner
 
 from memdir.cli import health as health_cli
-from memdir.metrics import _health
+from memdir.metrics import _health, _taxonomy, _text
 from memdir.metrics._health import collector_paused, health_report
+from memdir.metrics._text import TfidfCache
 from memdir.store import Store
 
 
@@ -109,3 +116,86 @@ def test_cli_freezes_the_report_and_leaves_the_collector_on(
     assert json.loads(result.output)["alarm_counts"]["dangling reference"] == 1
     assert gc.isenabled()
     assert gc.get_freeze_count() > before  # what the report made is out of later collections
+
+
+def _row_keys_by_rows(matrix: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
+    """The definition: each row's terms and values as bytes, numbered as first seen."""
+    seen: dict[bytes, int] = {}
+    out = np.empty(len(rows), np.int64)
+    for k, r in enumerate(rows.tolist()):
+        lo, hi = matrix.indptr[r], matrix.indptr[r + 1]
+        key = matrix.indices[lo:hi].tobytes() + b"|" + matrix.data[lo:hi].tobytes()
+        out[k] = seen.setdefault(key, len(seen))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_row_keys_match_the_row_by_row_definition(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, width = 300, 12
+    dense = rng.integers(0, 3, size=(n, width)).astype(np.float64) * rng.choice([0.5, 1.0, 2.0])
+    dense[rng.random(n) < 0.1] = 0.0  # empty rows
+    dense[5] = dense[7]  # identical rows
+    matrix = sparse.csr_matrix(dense)
+    matrix.data[matrix.data == 1.0] = -0.0 if seed % 2 else 1.0  # bytes, not values, decide
+    rows = rng.permutation(n)[: n - 20]
+    rows = np.concatenate([rows, rows[:15]])  # rows asked for twice
+    assert_array_equal(_taxonomy._row_keys(matrix, rows), _row_keys_by_rows(matrix, rows))
+    wide = matrix.astype(np.float64)
+    wide.indices = wide.indices.astype(np.int64)  # 8-byte terms
+    assert_array_equal(_taxonomy._row_keys(wide, rows), _row_keys_by_rows(wide, rows))
+
+
+def test_row_keys_tell_equal_values_on_other_terms_apart() -> None:
+    # [1, 2] on terms (0, 1) and [1, 2] on terms (1, 2): as many bytes, not the same ones
+    matrix = sparse.csr_matrix(np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 2.0], [1.0, 2.0, 0.0]]))
+    assert _taxonomy._row_keys(matrix, np.arange(3)).tolist() == [0, 1, 0]
+
+
+TEXT = st.one_of(LINE, BODY, st.sampled_from(["", "\x00", "a\x00b", " \x00 ", "x y"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(TEXT, max_size=8))
+def test_joined_words_are_each_texts_words_with_a_separator_between(texts: list[str]) -> None:
+    expected: list[str] = []
+    for k, text in enumerate(texts):
+        if k:
+            expected.append(_text._SEPARATOR)
+        expected += _text._words(text)
+    assert _text._joined_words(texts) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(places=st.lists(st.integers(0, 60), unique=True, max_size=30))
+def test_order_of_places_is_their_argsort(places: list[int]) -> None:
+    array = np.array(places, np.int64)
+    assert_array_equal(_text._order_of_places(array, 61), np.argsort(array))
+
+
+PIECE = st.one_of(LINE, st.sampled_from(["", "\x00", "cat\x00mat", "Σ", "the cat"]))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.lists(PIECE, max_size=5), min_size=1, max_size=6),
+       held=st.lists(PIECE, max_size=4), long=st.integers(2, 12))
+def test_pieces_with_nuls_empties_and_long_held_ones_count_as_their_texts(
+        texts: list[list[str]], held: list[str], long: int) -> None:
+    """Pieces cut at spaces, some counted before (some too long for their ranks), some not."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_text, "MAX_RANKED_CHARS", long)
+        _count_pieces(texts, held)
+
+
+def _count_pieces(texts: list[list[str]], held: list[str]) -> None:
+    spaced = [[f" {piece} " for piece in pieces] for pieces in texts]
+    units = TfidfCache()
+    units.matrix([f" {piece} " for piece in held] + [p for pieces in spaced for p in pieces][:3])
+    ours = TfidfCache(stop_words="english")
+    numbers = ours.add_joined(spaced, units)
+    whole = TfidfCache(stop_words="english")
+    reference = whole.matrix(["".join(pieces) for pieces in spaced])
+    matrix = ours.rows_matrix(numbers)
+    for part in ("indptr", "indices", "data"):
+        assert_array_equal(getattr(matrix, part), getattr(reference, part))
+    assert list(ours._vocab.items()) == list(whole._vocab.items())
