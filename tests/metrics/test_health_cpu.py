@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -199,3 +200,62 @@ def _count_pieces(texts: list[list[str]], held: list[str]) -> None:
     for part in ("indptr", "indices", "data"):
         assert_array_equal(getattr(matrix, part), getattr(reference, part))
     assert list(ours._vocab.items()) == list(whole._vocab.items())
+
+
+def _batches_by_loop(lengths: list[int], per_batch: int, chars: int) -> list[int]:
+    """The batch sizes the text-by-text loop made."""
+    sizes, start = [], 0
+    while start < len(lengths):
+        end, total = start + 1, lengths[start]
+        while end < len(lengths) and end - start < per_batch and total + lengths[end] <= chars:
+            total += lengths[end]
+            end += 1
+        sizes.append(end - start)
+        start = end
+    return sizes
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths=st.lists(st.integers(0, 9), max_size=40), per_batch=st.integers(1, 6),
+       chars=st.integers(0, 20))
+def test_batches_end_where_the_text_by_text_loop_ended_them(
+        lengths: list[int], per_batch: int, chars: int) -> None:
+    texts = ["w" * n + " " * k for k, n in enumerate(lengths)]  # distinct texts
+    made: list[int] = []
+    cache = TfidfCache()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_text, "_BATCH_TEXTS", per_batch)
+        patch.setattr(_text, "_BATCH_CHARS", chars)
+        patch.setattr(cache, "_add_batch", lambda batch: made.append(len(batch)))
+        cache._add(texts)
+    assert made == _batches_by_loop([len(t) for t in texts], per_batch, chars)
+
+
+def _sibling_groups_by_nodes(tree: object) -> tuple[list[int], list[int], list[int]]:
+    """The definition, node by node."""
+    parents: list[int] = []
+    rows: list[int] = []
+    owner: list[int] = []
+    for node in tree.nodes:  # type: ignore[attr-defined]
+        if len(node.children) < 2:
+            continue
+        owner.extend([len(parents)] * len(node.children))
+        parents.append(node.id)
+        rows.extend(c - 1 for c in node.children)
+    return parents, rows, owner
+
+
+@settings(max_examples=100, deadline=None)
+@given(fanouts=st.lists(st.integers(0, 4), max_size=30))
+def test_sibling_groups_match_the_node_by_node_definition(fanouts: list[int]) -> None:
+    nodes = [SimpleNamespace(id=0, children=[])]
+    for k, fanout in enumerate(fanouts):  # node k gets up to `fanout` new children
+        parent = nodes[min(k, len(nodes) - 1)]
+        for _ in range(fanout):
+            parent.children.append(len(nodes))
+            nodes.append(SimpleNamespace(id=len(nodes), children=[]))
+    tree = SimpleNamespace(nodes=nodes)
+    parents, rows, owner = _taxonomy._sibling_groups(tree)  # type: ignore[arg-type]
+    expected = _sibling_groups_by_nodes(tree)
+    assert (parents, rows.tolist(), owner.tolist()) == expected
+    assert rows.dtype == np.int64 and owner.dtype == np.int64

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 
 import numpy as np
 from scipy import sparse
@@ -109,16 +110,13 @@ def _sibling_groups(tree: StoreTree) -> tuple[list[int], np.ndarray, np.ndarray]
         The parents (node ids, in node order), the child rows, and each row's
         group (its parent's position in the first list).
     """
-    parents: list[int] = []
-    rows: list[int] = []
-    owner: list[int] = []
-    for node in tree.nodes:
-        if len(node.children) < 2:
-            continue
-        owner.extend([len(parents)] * len(node.children))
-        parents.append(node.id)
-        rows.extend(c - 1 for c in node.children)  # the root has no row: row r is node r + 1
-    return parents, np.asarray(rows, np.int64), np.asarray(owner, np.int64)
+    nodes = tree.nodes
+    parents = [node.id for node in nodes if len(node.children) >= 2]
+    children = [nodes[p].children for p in parents]
+    sizes = np.fromiter(map(len, children), np.int64, count=len(children))
+    rows = np.fromiter(chain.from_iterable(children), np.int64, count=int(sizes.sum()))
+    rows -= 1  # the root has no row: row r is node r + 1
+    return parents, rows, np.repeat(np.arange(len(parents), dtype=np.int64), sizes)
 
 
 def _first_two(keys: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -246,13 +246,14 @@ class TfidfCache:
         words held before they go into the arrays stays small whatever the store's
         size, and so do the pages those many short strings leave behind them.
         """
+        # Each batch ends before the first text that would take it past either bound, as a
+        # text-by-text loop would end it: the characters up to each text are summed once.
+        reach = np.zeros(len(texts) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, texts), np.int64, count=len(texts)), out=reach[1:])
         start = 0
         while start < len(texts):
-            end, chars = start + 1, len(texts[start])
-            while end < len(texts) and end - start < _BATCH_TEXTS \
-                    and chars + len(texts[end]) <= _BATCH_CHARS:
-                chars += len(texts[end])
-                end += 1
+            end = int(np.searchsorted(reach, reach[start] + _BATCH_CHARS, side="right")) - 1
+            end = max(start + 1, min(end, start + _BATCH_TEXTS))
             self._add_batch(texts[start:end])
             start = end
 
@@ -403,7 +404,7 @@ class TfidfCache:
         new = [t for t in dict.fromkeys(texts) if t not in index]
         if new:
             self._add(new)
-        return np.fromiter((index[t] for t in texts), np.int64, count=len(texts))
+        return np.fromiter(map(index.__getitem__, texts), np.int64, count=len(texts))
 
     def rows_matrix(self, numbers: np.ndarray) -> sparse.csr_matrix:
         """:meth:`matrix` of the texts the cache numbered so (idf fitted on these rows)."""
@@ -589,11 +590,13 @@ class _Joined:
         keep = ~self.stop.data[term]
         term, count, text = term[keep], count[keep], text[keep]
         # One entry per (text, term), where it is first seen, its counts summed.
+        # A stable sort (faster here than the default): each run's head is its first place.
+        # The counts are whole numbers, so their sums are exact in any order.
         key = text * len(self.words) + term
-        order = np.argsort(key)
+        order = np.argsort(key, kind="stable")
         key = key[order]
         heads = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else order[:0]
-        first = np.minimum.reduceat(order, heads) if len(heads) else order[:0]
+        first = order[heads]
         summed = np.add.reduceat(count[order], heads) if len(heads) else count[:0]
         order = _order_of_places(first, len(term))  # no two are equal
         first, summed = first[order], summed[order]
