@@ -115,7 +115,14 @@ def test_the_check_reads_no_unit_the_cache_has_counted(monkeypatch: pytest.Monke
         read.append(text)
         return words(text)
 
+    joined = _text._joined_words
+
+    def counting_joined(texts: list[str]) -> list[str]:
+        read.extend(texts)
+        return joined(texts)
+
     monkeypatch.setattr(_text, "_words", counting)
+    monkeypatch.setattr(_text, "_joined_words", counting_joined)
     found = find_stale_descriptions(tree, 0.5, min_chars=10, cache=units)
     assert found == expected and found
     assert read and not set(read) & set(unit_texts)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -40,6 +43,26 @@ def _reference(store: Store, against: str | None, locators: Path | None) -> set[
         except OSError as exc:
             raise _fail(f"cannot read the locator file {locators}: {exc.strerror}") from None
     return found
+
+
+@contextmanager
+def _report_kept() -> Iterator[None]:
+    """Run the measurement with the cycle collector off, and keep what it made out of it after.
+
+    The report holds the store's tree and summaries (millions of objects at
+    100,000 files) until the command exits. The collector is off while they are
+    made (as :func:`memdir.metrics.health_report` keeps it), and they are then
+    frozen (:func:`gc.freeze`): no later collection walks them, neither those the
+    JSON output would set off nor the one at exit. The collector is back on after.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if paused:
+            gc.enable()
 
 
 def _trajectory(store: Store, measurer: Measurer) -> Trajectory:
@@ -159,12 +182,13 @@ def health(
         store = Store(store_path)
         measurer = Measurer(seed=seed, heading_depth=depth, keep_labels=False)  # one state
         reference = _reference(store, against, locators)
-        report = health_report(
-            store,
-            reference=reference,
-            thresholds=HealthThresholds(duplicate_cosine, description_cosine, max_lost),
-            measurer=measurer,
-        )
+        with _report_kept():
+            report = health_report(
+                store,
+                reference=reference,
+                thresholds=HealthThresholds(duplicate_cosine, description_cosine, max_lost),
+                measurer=measurer,
+            )
         trajectory = None
         if history:
             trajectory = _trajectory(store, Measurer(seed=seed, heading_depth=depth))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import repeat
+from itertools import groupby, repeat
 
 import numpy as np
 from scipy import sparse
@@ -107,6 +107,55 @@ def _words(text: str) -> list[str]:
     if text.isascii():
         return text.translate(_ASCII_WORDS).split()
     return _TOKEN.findall(text.lower())
+
+
+_SEPARATOR = "\x00"
+"""The word :func:`_joined_words` puts between two texts: a NUL, which no text it joins
+holds (texts holding one are split one by one)."""
+
+_JOIN = f" {_SEPARATOR} "
+
+_ASCII_WORDS_SEPARATED = {**_ASCII_WORDS, 0: _SEPARATOR}
+""":data:`_ASCII_WORDS`, but keeping the separator (NUL, ASCII code 0) as it is."""
+
+_TOKEN_OR_SEPARATOR = re.compile(r"(?u)\b\w\w+\b|\x00")
+""":data:`_TOKEN`, or the separator."""
+
+
+def _joined_words(texts: Sequence[str]) -> list[str]:
+    """The :func:`_words` of each text in one list, :data:`_SEPARATOR` between two texts.
+
+    Texts that follow one another and are all ASCII (or all not) are joined by a
+    space, the separator and a space, and split at once: one ``translate`` and
+    ``split`` (or one regular expression) for many short texts instead of a call
+    each. The spaces keep every word inside its text, the separator marks where a
+    text ends, and lowercasing a joined text lowercases each text as alone (its
+    only context rule, for a final capital sigma, stops at a space). Texts of a
+    run that hold a NUL themselves are split one by one.
+    """
+    words: list[str] = []
+    for k, (ascii_, run) in enumerate(groupby(texts, key=str.isascii)):
+        group = list(run)
+        if k:
+            words.append(_SEPARATOR)
+        joined = _JOIN.join(group)
+        if joined.count(_SEPARATOR) != len(group) - 1:  # a text holds a NUL of its own
+            for j, text in enumerate(group):
+                if j:
+                    words.append(_SEPARATOR)
+                words += _words(text)
+        elif ascii_:
+            words += joined.translate(_ASCII_WORDS_SEPARATED).split()
+        else:
+            words += _TOKEN_OR_SEPARATOR.findall(joined.lower())
+    return words
+
+
+def _order_of_places(places: np.ndarray, size: int) -> np.ndarray:
+    """``np.argsort(places)`` for distinct places in ``[0, size)``, by one scatter, no sort."""
+    slot = np.full(size, -1, np.int64)
+    slot[places] = np.arange(len(places), dtype=np.int64)
+    return slot[slot >= 0]
 
 
 _DROPPED = -2
@@ -198,13 +247,14 @@ class TfidfCache:
         words held before they go into the arrays stays small whatever the store's
         size, and so do the pages those many short strings leave behind them.
         """
+        # Each batch ends before the first text that would take it past either bound, as a
+        # text-by-text loop would end it: the characters up to each text are summed once.
+        reach = np.zeros(len(texts) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, texts), np.int64, count=len(texts)), out=reach[1:])
         start = 0
         while start < len(texts):
-            end, chars = start + 1, len(texts[start])
-            while end < len(texts) and end - start < _BATCH_TEXTS \
-                    and chars + len(texts[end]) <= _BATCH_CHARS:
-                chars += len(texts[end])
-                end += 1
+            end = int(np.searchsorted(reach, reach[start] + _BATCH_CHARS, side="right")) - 1
+            end = max(start + 1, min(end, start + _BATCH_TEXTS))
             self._add_batch(texts[start:end])
             start = end
 
@@ -239,7 +289,7 @@ class TfidfCache:
         del order, heads
         sizes = np.bincount(row[first], minlength=len(texts)).astype(np.int64)
         starts = np.cumsum(sizes) - sizes
-        by_place = np.argsort(first)  # the entries in first-seen order (no two places equal)
+        by_place = _order_of_places(first, len(ids))  # the entries in first-seen order
         ranks = np.empty(len(first), np.int64)
         ranks[by_place] = np.arange(len(first), dtype=np.int64) - np.repeat(starts, sizes)
         number = self._sizes.used
@@ -355,7 +405,7 @@ class TfidfCache:
         new = [t for t in dict.fromkeys(texts) if t not in index]
         if new:
             self._add(new)
-        return np.fromiter((index[t] for t in texts), np.int64, count=len(texts))
+        return np.fromiter(map(index.__getitem__, texts), np.int64, count=len(texts))
 
     def rows_matrix(self, numbers: np.ndarray) -> sparse.csr_matrix:
         """:meth:`matrix` of the texts the cache numbered so (idf fitted on these rows)."""
@@ -457,13 +507,17 @@ class _Joined:
         self.words: list[str] = list(counted._vocab)  # pieces' number -> word
         self.lookup: dict[str, int] = dict(counted._vocab)  # word -> pieces' number
         stop = [w in cache._stop for w in self.words]
-        for word in _ASCII_SINGLES:  # one-character runs: numbered here only to be dropped
+        # One-character runs and the separator of joined pieces: numbered only to be dropped.
+        for word in (*_ASCII_SINGLES, _SEPARATOR):
             self.lookup[word] = len(self.words)
             self.words.append(word)
             stop.append(True)
-        self.stop = np.array(stop, bool)
+        self.separator = self.lookup[_SEPARATOR]
+        self.stop = _Buffer(np.bool_)  # per pieces' number: dropped
+        self.stop.extend(np.array(stop, bool))
         vocab = cache._vocab
-        self.own = np.array([vocab.get(w, -1) for w in self.words], np.int64)  # -1: none yet
+        self.own = _Buffer(np.int64)  # per pieces' number: the cache's own, -1 while none
+        self.own.extend(np.array([vocab.get(w, -1) for w in self.words], np.int64))
 
     def _numbered(self, words: list[str]) -> np.ndarray:
         """The pieces' numbers of ``words`` (words new to both get the next ones).
@@ -481,8 +535,8 @@ class _Joined:
                 lookup[word] = len(self.words)
                 self.words.append(word)
             stop, vocab = self.cache._stop, self.cache._vocab
-            self.stop = np.concatenate([self.stop, [w in stop for w in added]])
-            self.own = np.concatenate([self.own, [vocab.get(w, -1) for w in added]])
+            self.stop.extend(np.array([w in stop for w in added], bool))
+            self.own.extend(np.array([vocab.get(w, -1) for w in added], np.int64))
             found[new] = np.fromiter(map(lookup.__getitem__, fresh), np.int64, count=len(fresh))
         return found
 
@@ -495,30 +549,27 @@ class _Joined:
         of each, does the counting of those pieces too.
         """
         counted = self.counted
-        index = counted._index
-        held: list[int] = []  # per piece: counted's number of it, or -1 (read here)
-        owner: list[int] = []  # per piece: its text
-        sizes: list[int] = []  # per piece read here: its words
-        words: list[str] = []  # the words of the pieces read here, in order
-        for row, pieces in enumerate(texts):
-            for piece in pieces:
-                number = index.get(piece) if len(piece) <= MAX_RANKED_CHARS else None
-                if number is not None:
-                    held.append(number)
-                    owner.append(row)
-                    continue
-                found = _words(piece)
-                if found:
-                    held.append(-1)
-                    owner.append(row)
-                    sizes.append(len(found))
-                    words += found
-        # Every piece's entries laid out in (text, piece, first-seen rank) order.
-        held_at = np.array(held, np.int64)
+        pieces = [piece for text in texts for piece in text]
+        owner = np.repeat(np.arange(len(texts), dtype=np.int64),
+                          np.fromiter(map(len, texts), np.int64, count=len(texts)))
+        # Per piece: counted's number of it, or -1 (read here; too long for its ranks too).
+        held_at = np.fromiter(map(counted._index.get, pieces, repeat(-1)), np.int64,
+                              count=len(pieces))
+        held_at[np.fromiter(map(len, pieces), np.int64, count=len(pieces))
+                > MAX_RANKED_CHARS] = -1
         is_held = held_at >= 0
+        read = np.flatnonzero(~is_held)
+        # The pieces read here, split at once; each piece's words end with a separator
+        # (but the last piece's), a word dropped like a stop word.
+        words = _joined_words(list(map(pieces.__getitem__, read.tolist())))
+        numbers = self._numbered(words)
+        del words
+        ends = np.flatnonzero(numbers == self.separator) + 1
+        sizes = np.diff(np.r_[0, ends, len(numbers)]) if len(read) else ends
+        # Every piece's entries laid out in (text, piece, first-seen rank) order.
         size = np.zeros(len(held_at), np.int64)
         size[is_held] = counted._sizes.data[held_at[is_held]]
-        size[~is_held] = sizes
+        size[read] = sizes
         base = np.zeros(len(size), np.int64)
         base[1:] = np.cumsum(size)[:-1]
         total = int(size.sum())
@@ -533,23 +584,25 @@ class _Joined:
         count[place] = counted._counts.data[gather]
         here = np.ones(total, bool)
         here[place] = False
-        term[here] = self._numbered(words)
+        term[here] = numbers
         count[here] = 1.0
-        del words
-        text = np.repeat(np.array(owner, np.int64), size)
-        keep = ~self.stop[term]
+        del numbers
+        text = np.repeat(owner, size)
+        keep = ~self.stop.data[term]
         term, count, text = term[keep], count[keep], text[keep]
         # One entry per (text, term), where it is first seen, its counts summed.
+        # A stable sort (faster here than the default): each run's head is its first place.
+        # The counts are whole numbers, so their sums are exact in any order.
         key = text * len(self.words) + term
-        order = np.argsort(key)
+        order = np.argsort(key, kind="stable")
         key = key[order]
         heads = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else order[:0]
-        first = np.minimum.reduceat(order, heads) if len(heads) else order[:0]
+        first = order[heads]
         summed = np.add.reduceat(count[order], heads) if len(heads) else count[:0]
-        order = np.argsort(first)  # no two are equal
+        order = _order_of_places(first, len(term))  # no two are equal
         first, summed = first[order], summed[order]
         term, text = term[first], text[first]
-        own = self.own
+        own = self.own.data
         fresh, seen = np.unique(term[own[term] < 0], return_index=True)
         for number in fresh[np.argsort(seen, kind="stable")].tolist():  # in order of appearance
             own[number] = self.cache._term(self.words[number])
