@@ -128,30 +128,137 @@ def test_an_unchanged_store_is_proven_by_the_listing_without_a_walk(
 
 
 
-@pytest.mark.parametrize("change", ["same size, time put back", "edit", "add", "remove",
-                                    "rename", "hard link"])
-def test_any_change_since_the_save_is_left_to_the_walk_and_seen(
-        filled: Store, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
-    _new_process(filled, listing=False)
-    bob = filled.root / "bob.md"
+def _change(store: Store, change: str) -> None:
+    bob = store.root / "bob.md"
     if change == "same size, time put back":
         edit_in_place_keeping_size_and_mtime(bob, b"trombone", b"zucchini")
     elif change == "edit":
-        filled.write("/memories/bob.md", note("bob", "Plays the zucchini now."))
+        store.write("/memories/bob.md", note("bob", "Plays the zucchini now."))
     elif change == "add":
-        filled.write("/memories/carol.md", note("carol", "Grows zucchini."))
+        store.write("/memories/carol.md", note("carol", "Grows zucchini."))
     elif change == "remove":
-        filled.delete("/memories/bob.md")
+        store.delete("/memories/bob.md")
     elif change == "rename":
-        os.rename(bob, filled.root / "f" / "zucchini.md")
+        os.rename(bob, store.root / "f" / "zucchini.md")
+    elif change == "hard link":
+        os.link(store.root / "alice.md", store.root / "f" / "zucchini.md")
     else:
-        os.link(filled.root / "alice.md", filled.root / "f" / "zucchini.md")
+        assert change == "folder removed"
+        shutil.rmtree(store.root / "f" / "g1")
+
+
+_CHANGES = ["same size, time put back", "edit", "add", "remove", "rename", "hard link",
+            "folder removed"]
+
+
+def _answers_as_fresh(index: FileIndex, store: Store) -> None:
+    for query in (QUERY, "zucchini", "trombone", "word1 word4 word7 filler"):
+        assert index.search(query, 5) == _fresh(store, query), query
+
+
+@pytest.mark.parametrize("change", _CHANGES)
+def test_any_change_since_the_save_is_left_to_the_walk_and_seen(
+        filled: Store, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    _new_process(filled, listing=False)
+    _change(filled, change)
     walks = _Walks(monkeypatch)
     index, hits = _new_process(filled)
     assert walks.count == 1  # the listing differed from the saved files: the walk decided
     assert hits == _fresh(filled)
-    assert index.search("zucchini", 5) == _fresh(filled, "zucchini")
-    assert index.search("trombone", 5) == _fresh(filled, "trombone")
+    _answers_as_fresh(index, filled)
+
+
+@pytest.mark.parametrize("change", _CHANGES)
+def test_the_process_after_the_one_that_saw_a_change_needs_no_walk(
+        filled: Store, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    # The change is too small to compact the index, so the saved index stays as it
+    # was; the process that walked recorded which files its listing differs in, and a
+    # new process with the same listing reads just those again.
+    _new_process(filled, listing=False)
+    _change(filled, change)
+    _new_process(filled)  # walks, and records the changed paths beside the saved index
+    proof = _bm25walk.read_proof(_proof_file(filled), _identity(filled))
+    assert proof is not None and proof.changed
+    walks = _Walks(monkeypatch)
+    for _ in range(2):  # and so on, until the next change
+        walks.count = 0  # (the fresh indexes below walk)
+        index, hits = _new_process(filled)
+        assert walks.count == 0
+        # (a hard link moves the change time of the file it links as well)
+        assert index.tokenized == {"remove": 0, "folder removed": 0, "hard link": 2}.get(change, 1)
+        assert hits == _fresh(filled)
+        _answers_as_fresh(index, filled)
+
+
+def test_a_second_change_after_a_recorded_one_is_seen_and_recorded_in_turn(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    _new_process(filled, listing=False)
+    _change(filled, "same size, time put back")
+    _new_process(filled)
+    _change(filled, "add")  # the listing now differs from the one recorded
+    walks = _Walks(monkeypatch)
+    index, _ = _new_process(filled)
+    assert walks.count == 1 and index.tokenized == 2  # bob again, and carol
+    _answers_as_fresh(index, filled)
+    walks.count = 0  # (the fresh indexes walked)
+    index, _ = _new_process(filled)
+    assert walks.count == 0 and index.tokenized == 2  # no walk: both recorded
+    _answers_as_fresh(index, filled)
+    edit_in_place_keeping_size_and_mtime(filled.root / "alice.md", b"hiking", b"skiing")
+    walks.count = 0
+    index, _ = _new_process(filled)
+    assert walks.count == 1 and index.tokenized == 3
+    assert index.search("skiing", 5) == _fresh(filled, "skiing") != []
+
+
+def test_a_record_that_names_paths_is_only_a_hint_of_where_to_look(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A record whose digest matches names the paths to walk again; what is there is
+    # decided by the store's own walk of each path, whatever the record says.
+    _new_process(filled, listing=False)
+    _new_process(filled)  # records the listing of the unchanged store
+    proof_file, identity = _proof_file(filled), _identity(filled)
+    recorded = _bm25walk.read_proof(proof_file, identity)
+    assert recorded is not None and recorded.changed == ()
+    named = ("/memories/alice.md", "/memories/nowhere.md", "/memories/../etc/passwd",
+             "/memories/.memdir/bm25-index.bin", "/memories/f", "/elsewhere/x.md", "")
+    _bm25walk.write_proof(proof_file, identity, _bm25walk.Proof(recorded.digest, named))
+    walks = _Walks(monkeypatch)
+    index, hits = _new_process(filled)
+    assert walks.count == 0 and index.tokenized == 0  # every file there is as saved
+    assert hits == _fresh(filled)
+    _answers_as_fresh(index, filled)
+    assert len(index) == 42
+
+
+def test_records_made_at_once_each_hold_for_their_own_listing(filled: Store) -> None:
+    # Three processes list the store before any of them records; each then walks and
+    # records by a rename. Whichever record is left holds for the next listing.
+    _new_process(filled, listing=False)
+    _change(filled, "same size, time put back")
+    listings = []
+    for _ in range(3):
+        _bm25walk.start(str(filled.root), (".md",))
+        listings.append(_bm25walk.take(str(filled.root), (".md",)))
+    for listing in listings:
+        assert listing is not None
+        _bm25walk._pending[str(filled.root)] = listing
+        index = FileIndex(filled, saved=saved_index(filled))
+        index.refresh()
+        assert index.search("zucchini", 5) == _fresh(filled, "zucchini") != []
+    index, hits = _new_process(filled)
+    assert index.tokenized == 1 and hits == _fresh(filled)
+    _answers_as_fresh(index, filled)
+
+
+def _proof_file(store: Store) -> str:
+    return str(saved_index(store).parent / _bm25index.PROOF_FILE)
+
+
+def _identity(store: Store) -> tuple[int, ...]:
+    """The saved index file as a record names it."""
+    st = saved_index(store).stat()
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def test_no_find_means_the_walk_as_before(filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -356,9 +463,36 @@ def test_a_same_size_edit_with_its_time_put_back_defeats_the_digest(
 
 def test_a_record_for_another_saved_index_is_ignored(tmp_path: Path) -> None:
     proof = str(tmp_path / "p.proof")
-    _bm25walk.write_proof(proof, (1, 2, 3, 4, 5), "ab" * 32)
-    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) == "ab" * 32
+    recorded = _bm25walk.Proof("ab" * 32, ("/memories/a.md", "/memories/é\nx.md"))
+    _bm25walk.write_proof(proof, (1, 2, 3, 4, 5), recorded)
+    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) == recorded
     assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 6)) is None
     assert _bm25walk.read_proof(str(tmp_path / "none"), (1, 2, 3, 4, 5)) is None
-    (tmp_path / "p.proof").write_bytes(b"memdir-bm25-listing-1 1 2 3 4 5 zz \n")
-    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) is None
+    _bm25walk.write_proof(proof, (1, 2, 3, 4, 5), _bm25walk.Proof("cd" * 32))
+    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) == ("cd" * 32, ())
+
+
+@pytest.mark.parametrize("record", [
+    b"memdir-bm25-listing-2 1 2 3 4 5 zz\n[]",
+    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32,  # no line end
+    b"memdir-bm25-listing-1 1 2 3 4 5 " + b"ab" * 32 + b" \n",  # the first form
+    b"memdir-bm25-listing-2 1 2 3 4 " + b"ab" * 32 + b"\n[]",
+    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n",
+    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n{}",
+    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n[1]",
+    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n[\"/memories/a.md\"",
+    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n\xff",
+])
+def test_a_record_not_in_the_expected_form_is_ignored(tmp_path: Path, record: bytes) -> None:
+    proof = tmp_path / "p.proof"
+    proof.write_bytes(record)
+    assert _bm25walk.read_proof(str(proof), (1, 2, 3, 4, 5)) is None
+
+
+def test_a_record_that_is_not_a_file_is_ignored(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "p.proof")  # opened without blocking, and refused
+    assert _bm25walk.read_proof(str(tmp_path / "p.proof"), (1, 2, 3, 4, 5)) is None
+    (tmp_path / "real").write_bytes(b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n[]")
+    (tmp_path / "link.proof").symlink_to(tmp_path / "real")
+    assert _bm25walk.read_proof(str(tmp_path / "real"), (1, 2, 3, 4, 5)) is not None
+    assert _bm25walk.read_proof(str(tmp_path / "link.proof"), (1, 2, 3, 4, 5)) is None

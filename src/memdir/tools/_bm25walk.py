@@ -28,13 +28,14 @@ a reader; where those do not exist (not Linux) nothing is started.
 from __future__ import annotations
 
 import os
+import stat
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import subprocess
 
-__all__ = ["Listing", "digest", "parse", "read_proof", "start", "take", "write_proof"]
+__all__ = ["Listing", "Proof", "digest", "parse", "read_proof", "start", "take", "write_proof"]
 
 _VIRTUAL_ROOT = "/memories"
 
@@ -183,48 +184,78 @@ def digest(paths: bytes, numbers: bytes, suffixes: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
-def read_proof(path: str, identity: tuple[int, ...]) -> str | None:
-    """The digest recorded in ``path`` for the saved index named by ``identity``, if any.
+class Proof(NamedTuple):
+    """What a listing was once found to say about one saved index (:func:`write_proof`).
 
-    The record (:func:`write_proof`) says that a listing with this digest was
-    once read, parsed and found to hold exactly that index's files and
-    fingerprints. It is ignored (None) when it is missing, unreadable, not of
-    the expected form, or made for another saved index: ``identity`` is the
-    device, inode, size and modification and change times of the index file as
-    it was read, and the index is only ever replaced whole, by a rename.
+    ``digest`` is the listing's (:func:`digest`); ``changed`` the agent paths where
+    the files it listed differ from that index's (empty: it holds exactly the
+    index's files and fingerprints). Every other path is as the index saved it.
+    """
+
+    digest: str
+    changed: tuple[str, ...] = ()
+
+
+def read_proof(path: str, identity: tuple[int, ...]) -> Proof | None:
+    """The record in ``path`` for the saved index named by ``identity``, if any.
+
+    The record (:func:`write_proof`) says that a listing with its digest was
+    once read, parsed and checked, file by file, against that index and against
+    the store's own walk: outside its ``changed`` paths, every listed file is the
+    one the index saved, with the same fingerprint. It is ignored (None) when it
+    is missing, unreadable, not of the expected form, or made for another saved
+    index: ``identity`` is the device, inode, size and modification and change
+    times of the index file as it was read, and the index is only ever replaced
+    whole, by a rename.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None  # no record (or none readable): the listing is parsed and paired
     try:
-        text = os.read(fd, _PROOF_MAX)
+        st = os.fstat(fd)
+        text = os.pread(fd, st.st_size, 0) \
+            if stat.S_ISREG(st.st_mode) and 0 < st.st_size <= _PROOF_MAX else b""
     finally:
         os.close(fd)
-    fields = text.split(b" ")
-    if len(fields) != len(identity) + 3 or fields[0] != _PROOF_MAGIC \
-            or fields[1:-2] != [str(x).encode() for x in identity] or not fields[-1] == b"\n":
+    head, newline, body = text.partition(b"\n")
+    fields = head.split(b" ")
+    if not newline or len(fields) != len(identity) + 2 \
+            or fields[0] != _PROOF_MAGIC or fields[1:-1] != [str(x).encode() for x in identity]:
         return None
-    found = fields[-2].decode("ascii", errors="replace")
-    return found if len(found) == 64 and all(c in "0123456789abcdef" for c in found) else None
+    found = fields[-1].decode("ascii", errors="replace")
+    if len(found) != 64 or not all(c in "0123456789abcdef" for c in found):
+        return None
+    changed = _changed_paths(body)
+    return None if changed is None else Proof(found, changed)
 
 
-def write_proof(path: str, identity: tuple[int, ...], listed: str) -> None:
-    """Record that the listing with digest ``listed`` holds exactly the saved index ``identity``.
+def write_proof(path: str, identity: tuple[int, ...], proof: Proof) -> None:
+    """Record ``proof`` of a listing for the saved index ``identity``.
 
-    Written to a temporary file beside ``path`` and renamed into place.
+    Written to a temporary file beside ``path`` and renamed into place, so a
+    reader sees one whole record or another: processes that record at once
+    each write a record that is true of the listing it read, and a reader takes
+    only the one made for its own index file and its own listing's digest.
 
     Raises:
         OSError: The record could not be written.
+        ValueError: The record would be too long to be read back.
     """
+    import json
     import tempfile
 
-    body = b" ".join([_PROOF_MAGIC, *(str(x).encode() for x in identity), listed.encode(), b"\n"])
+    body = json.dumps(list(proof.changed)).encode("ascii")
+    head = b" ".join([_PROOF_MAGIC, *(str(x).encode() for x in identity),
+                      proof.digest.encode()])
+    record = head + b"\n" + body
+    if len(record) > _PROOF_MAX:
+        raise ValueError(f"a record of {len(record):,} bytes is past {_PROOF_MAX:,}")
     fd, temp = tempfile.mkstemp(prefix=".bm25-listing-", suffix=".part",
                                 dir=os.path.dirname(path))
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(body)
+            out.write(record)
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
@@ -232,8 +263,24 @@ def write_proof(path: str, identity: tuple[int, ...], listed: str) -> None:
         raise
 
 
-_PROOF_MAGIC = b"memdir-bm25-listing-1"
-_PROOF_MAX = 4096
+def _changed_paths(body: bytes) -> tuple[str, ...] | None:
+    """The ``changed`` paths of a record's body (a JSON list of strings), or None."""
+    if body == b"[]":
+        return ()  # the usual record: nothing to parse
+    import json
+
+    try:
+        changed = json.loads(body)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(changed, list) or not all(isinstance(v, str) for v in changed):
+        return None
+    return tuple(changed)
+
+
+_PROOF_MAGIC = b"memdir-bm25-listing-2"
+_PROOF_MAX = 64 << 20
+"""Longest record read (a record lists at most the files changed since the last compaction)."""
 
 
 def _close_all() -> None:
