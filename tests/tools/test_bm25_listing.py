@@ -68,10 +68,9 @@ def _fresh(store: Store, query: str = QUERY) -> list[Hit]:
     return index.search(query, 5)
 
 
-def _listed(root: Path) -> dict[str, tuple[int, ...]] | None:
-    _bm25walk.start(str(root), (".md",))
-    listing = _bm25walk.take(str(root), (".md",))
-    assert listing is not None
+def _listed(root: Path, split: tuple[str, ...] = ()) -> dict[str, tuple[int, ...]] | None:
+    listing = _bm25walk.Listing(str(root), (".md",), split)
+    assert listing.split == tuple(n for n in split if n not in ("..", "a*", ".hidden", "-f"))
     found = listing.result()
     if found is None:
         return None
@@ -87,7 +86,12 @@ def _walked(root: Path) -> dict[str, tuple[int, ...]]:
         os.close(fd)
 
 
-def test_the_listing_holds_what_the_stores_own_walk_holds(filled: Store) -> None:
+@pytest.mark.parametrize("split", [(), ("f",), ("folder.md", "f"), ("f", "..", "a*", ".hidden"),
+                                   ("linked",), ("gone", "f")])
+def test_the_listing_holds_what_the_stores_own_walk_holds(
+        filled: Store, split: tuple[str, ...]) -> None:
+    # Split or not (a second find for some top-level folders), with names the split
+    # refuses, a link where a folder was, and a folder gone: the same files.
     root = filled.root
     (root / ".hidden").mkdir()
     (root / ".hidden" / "secret.md").write_text("x")
@@ -101,7 +105,10 @@ def test_the_listing_holds_what_the_stores_own_walk_holds(filled: Store) -> None
     (root / "link.md").symlink_to(root / "bob.md")
     (root / "linked").symlink_to(root / "f")
     os.mkfifo(root / "pipe.md")
-    listed = _listed(root)
+    listed = _listed(root, split)
+    if "gone" in split:  # a folder gone since the split was chosen: find fails, no listing
+        assert listed is None
+        return
     assert listed == _walked(root)
     assert f"{ROOT}/spaced name é.md" in listed and f"{ROOT}/line\nbreak.md" in listed
     assert f"{ROOT}/folder.md/inner.md" in listed and f"{ROOT}/link.md" not in listed
@@ -284,10 +291,9 @@ def test_a_listing_for_other_names_or_another_root_is_not_taken(
 def _good(store: Store) -> tuple[bytes, bytes]:
     _bm25walk.start(str(store.root), (".md",))
     listing = _bm25walk.take(str(store.root), (".md",))
-    assert listing is not None and listing._process is not None
-    assert listing._process.wait() == 0
-    found = (_bm25walk._read_all(listing._paths_fd), _bm25walk._read_all(listing._numbers_fd))
-    listing.close()
+    assert listing is not None
+    found = listing.output()
+    assert found is not None
     return found
 
 
@@ -380,6 +386,7 @@ def test_a_listing_with_the_same_files_under_other_paths_proves_nothing(
 
     class Canned:
         suffixes = (".md",)
+        split = ()
 
         @staticmethod
         def output() -> tuple[bytes, bytes]:
@@ -395,7 +402,7 @@ def test_the_listing_runs_beside_the_caller(filled: Store) -> None:
     # The listing is another process: starting it returns at once, before find is done.
     _bm25walk.start(str(filled.root), (".md",))
     listing = _bm25walk._pending[str(filled.root)]
-    assert listing._process is not None and listing._process.pid != os.getpid()
+    assert [p.pid != os.getpid() for p in listing.processes()] == [True]
     found = listing.result()
     assert found is not None and len(found[0]) == 42
     assert np.all(found[1][:, 3] > 0)
@@ -422,8 +429,7 @@ def test_a_find_that_hangs_is_stopped_and_the_walk_answers(
     _bm25walk.start(str(filled.root), (".md",))
     listing = _bm25walk.take(str(filled.root), (".md",))
     assert listing is not None
-    process = listing._process
-    assert process is not None
+    (process,) = listing.processes()
     assert listing.result() is None
     assert process.poll() is not None  # stopped, not left running
     walks = _Walks(monkeypatch)
@@ -469,19 +475,26 @@ def test_a_record_for_another_saved_index_is_ignored(tmp_path: Path) -> None:
     assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 6)) is None
     assert _bm25walk.read_proof(str(tmp_path / "none"), (1, 2, 3, 4, 5)) is None
     _bm25walk.write_proof(proof, (1, 2, 3, 4, 5), _bm25walk.Proof("cd" * 32))
-    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) == ("cd" * 32, ())
+    assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) == _bm25walk.Proof("cd" * 32)
+
+
+_HEAD = b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32
 
 
 @pytest.mark.parametrize("record", [
-    b"memdir-bm25-listing-2 1 2 3 4 5 zz\n[]",
-    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32,  # no line end
+    b"memdir-bm25-listing-2 1 2 3 4 5 zz\n[]\n[]",  # not a digest
+    b"memdir-bm25-listing-2 1 2 3 4 " + b"ab" * 32 + b"\n[]\n[]",  # an identity short
     b"memdir-bm25-listing-1 1 2 3 4 5 " + b"ab" * 32 + b" \n",  # the first form
-    b"memdir-bm25-listing-2 1 2 3 4 " + b"ab" * 32 + b"\n[]",
-    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n",
-    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n{}",
-    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n[1]",
-    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n[\"/memories/a.md\"",
-    b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n\xff",
+    _HEAD,  # no line end
+    _HEAD + b"\n[]",  # a line short
+    _HEAD + b"\n[]\n[]\n[]",  # a line long
+    _HEAD + b"\n[]\n",
+    _HEAD + b"\n[]\n{}",
+    _HEAD + b"\n{}\n[]",
+    _HEAD + b"\n[]\n[1]",
+    _HEAD + b"\n[null]\n[]",
+    _HEAD + b"\n[]\n[\"/memories/a.md\"",
+    _HEAD + b"\n[]\n\xff",
 ])
 def test_a_record_not_in_the_expected_form_is_ignored(tmp_path: Path, record: bytes) -> None:
     proof = tmp_path / "p.proof"
@@ -492,7 +505,67 @@ def test_a_record_not_in_the_expected_form_is_ignored(tmp_path: Path, record: by
 def test_a_record_that_is_not_a_file_is_ignored(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "p.proof")  # opened without blocking, and refused
     assert _bm25walk.read_proof(str(tmp_path / "p.proof"), (1, 2, 3, 4, 5)) is None
-    (tmp_path / "real").write_bytes(b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32 + b"\n[]")
+    (tmp_path / "real").write_bytes(_HEAD + b"\n[]\n[]")
     (tmp_path / "link.proof").symlink_to(tmp_path / "real")
     assert _bm25walk.read_proof(str(tmp_path / "real"), (1, 2, 3, 4, 5)) is not None
     assert _bm25walk.read_proof(str(tmp_path / "link.proof"), (1, 2, 3, 4, 5)) is None
+
+
+def test_split_for_deals_the_folders_to_two_even_sides() -> None:
+    def paths(counts: dict[str, int], loose: int = 0) -> list[str]:
+        found = [f"{ROOT}/{name}/sub/{i}.md" for name, n in counts.items() for i in range(n)]
+        return sorted(found + [f"{ROOT}/loose-{i}.md" for i in range(loose)])
+
+    assert _bm25walk.split_for(paths({"a": 3000, "b": 2000, "c": 1500}, loose=10)) == ("a",)
+    assert _bm25walk.split_for(paths({"a": 3000, "b": 2000, "c": 1500})) == ("b", "c")
+    assert _bm25walk.split_for(paths({"b": 1000, "c": 1000, "d": 1000, "e": 1000})) \
+        == ("c", "e")
+    assert _bm25walk.split_for(paths({"a": 9000, "b": 1000})) == ()  # one folder holds most
+    assert _bm25walk.split_for(paths({"a": 900, "b": 900})) == ()  # too few to be worth it
+    assert _bm25walk.split_for(paths({}, loose=5000)) == ()  # nothing but loose files
+    # A name find could read as an option or a pattern stays with the first find.
+    assert _bm25walk.split_for(paths({"-a": 3000, "b*": 3000, "c": 2000, "d": 100})) \
+        == ("c", "d")
+    assert _bm25walk.split_for([]) == ()
+
+
+def test_the_split_recorded_for_an_index_lists_it_in_two_and_is_proven_in_turn(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_bm25walk, "_SPLIT_MIN", 10)  # a small store split all the same
+    _new_process(filled, listing=False)
+    _new_process(filled)  # pairs an unsplit listing and records the split for the next
+    proof = _bm25walk.read_proof(_proof_file(filled), _identity(filled))
+    assert proof is not None and proof.split == ("f",)
+    parsed: list[int] = []
+    real = _bm25index.parse_listing
+    monkeypatch.setattr(_bm25index, "parse_listing", lambda *a: parsed.append(1) or real(*a))
+    walks = _Walks(monkeypatch)
+    for expected_parses in (1, 1):  # the split listing is paired once, then recognised
+        _bm25walk.start(str(filled.root), (".md",))
+        assert _bm25walk._pending[str(filled.root)].split == ("f",)
+        index = FileIndex(filled, saved=saved_index(filled))
+        index.refresh()
+        assert len(parsed) == expected_parses and walks.count == 0 and index.tokenized == 0
+        assert index.search(QUERY, 5) == _fresh(filled)
+        walks.count = 0
+    _change(filled, "same size, time put back")  # and a change is recorded as before
+    _new_process(filled)
+    walks.count = 0
+    index, hits = _new_process(filled)
+    assert walks.count == 0 and index.tokenized == 1 and hits == _fresh(filled)
+    _answers_as_fresh(index, filled)
+
+
+def test_a_split_folder_gone_is_left_out_of_the_next_listing(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_bm25walk, "_SPLIT_MIN", 10)
+    _new_process(filled, listing=False)
+    _new_process(filled)
+    shutil.rmtree(filled.root / "f")
+    _bm25walk.start(str(filled.root), (".md",))
+    assert _bm25walk._pending[str(filled.root)].split == ()
+    walks = _Walks(monkeypatch)
+    index = FileIndex(filled, saved=saved_index(filled))
+    index.refresh()
+    assert walks.count == 1 and len(index) == 2
+    assert index.search(QUERY, 5) == _fresh(filled)

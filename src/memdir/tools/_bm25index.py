@@ -65,13 +65,14 @@ from memdir.tools._bm25file import (
     write_saved,
 )
 from memdir.tools._bm25matrix import DocTerms, Segment, doc_terms, merge, score_terms
-from memdir.tools._bm25walk import Proof, read_proof, write_proof
+from memdir.tools._bm25walk import PROOF_FILE, Proof, read_proof, split_for, write_proof
 from memdir.tools._bm25walk import digest as listing_digest
 from memdir.tools._bm25walk import parse as parse_listing
 from memdir.tools._bm25walk import take as take_listing
 
 __all__ = [
     "INDEX_FILE",
+    "PROOF_FILE",
     "FileIndex",
     "Hit",
     "LineMatch",
@@ -87,8 +88,6 @@ _FRONTMATTER_KEY: Final = re.compile(r"(?m)^[ \t]*[\w-]+:")
 _CACHED_STORES: Final = 8
 INDEX_FILE: Final = "bm25-index.bin"
 """The saved index, in the store's state folder."""
-PROOF_FILE: Final = "bm25-listing.proof"
-"""Beside the saved index: the digest of a listing found to hold exactly its files."""
 _COMPACT_SHARE: Final = 0.05
 _COMPACT_MIN: Final = 64
 """Compact once the delta holds this many files and a twentieth of the store."""
@@ -459,8 +458,8 @@ class FileIndex:
         if listed is not None and _same_files(listed.parsed, virtuals, fp):
             # The walk found what the listing lists: that listing, wherever it is made
             # again, means these changes to the saved index and no other.
-            self._record = Proof(listed.digest, tuple(sorted({v for v, _ in todo}
-                                                            .union(gone))))
+            differ = tuple(sorted({v for v, _ in todo}.union(gone)))
+            self._record = Proof(listed.digest, differ, listed.split)
         return todo, gone
 
     def _check_listing(self) -> tuple[str, ...] | _Listed | None:
@@ -508,9 +507,11 @@ class FileIndex:
                     and list(map(virtuals.__getitem__, listed_order.tolist())) \
                     == list(map(paths.__getitem__, saved.tolist())):
                 self._check_order()
-                self._record = Proof(listed)
+                # The next listing is split as suits this index; until one is made so,
+                # its digest differs from this one and it is paired again, once.
+                self._record = Proof(listed, (), split_for(paths))
                 return ()
-        return _Listed(listed, found)
+        return _Listed(listed, found, listing.split)
 
     @property
     def _proof_file(self) -> str:
@@ -787,6 +788,8 @@ class _Listed:
 
     digest: str
     parsed: tuple[list[str], np.ndarray[Any, Any]]
+    split: tuple[str, ...]
+    """How it was made (:attr:`memdir.tools._bm25walk.Listing.split`)."""
 
 
 def _same_files(listed: tuple[list[str], np.ndarray[Any, Any]], virtuals: list[str],
