@@ -569,3 +569,16 @@ def test_a_split_folder_gone_is_left_out_of_the_next_listing(
     index.refresh()
     assert walks.count == 1 and len(index) == 2
     assert index.search(QUERY, 5) == _fresh(filled)
+
+
+def test_the_record_of_the_first_form_is_left_to_the_versions_that_read_it(
+        filled: Store) -> None:
+    # Two versions searching one store each keep their own record, neither replacing
+    # the other's (else each would pair its listing again at every start).
+    _new_process(filled, listing=False)
+    first_form = saved_index(filled).parent / "bm25-listing.proof"
+    first_form.write_bytes(b"memdir-bm25-listing-1 1 2 3 4 5 " + b"ab" * 32 + b" \n")
+    _new_process(filled)
+    assert first_form.read_bytes().startswith(b"memdir-bm25-listing-1 ")
+    assert _bm25walk.read_proof(_proof_file(filled), _identity(filled)) is not None
+    assert _bm25index.PROOF_FILE != first_form.name

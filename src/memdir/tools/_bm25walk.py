@@ -394,8 +394,10 @@ def _recorded_split(root: str) -> tuple[str, ...]:
     return found or ()
 
 
-PROOF_FILE = "bm25-listing.proof"
-"""Beside the saved index: the record of a listing checked against it (:class:`Proof`)."""
+PROOF_FILE = "bm25-listing-2.proof"
+"""Beside the saved index: the record of a listing checked against it (:class:`Proof`).
+Named for its form, so a version that reads the first form (``bm25-listing.proof``)
+keeps its own record when both search the same store, and neither replaces the other's."""
 _STATE_DIR = ".memdir"
 """``memdir.store._store.STATE_DIR`` (not imported here: this module loads before the store)."""
 _HEAD_MAX = 1 << 16
