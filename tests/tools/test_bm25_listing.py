@@ -527,6 +527,13 @@ def test_split_for_deals_the_folders_to_two_even_sides() -> None:
     assert _bm25walk.split_for(paths({"-a": 3000, "b*": 3000, "c": 2000, "d": 100})) \
         == ("c", "d")
     assert _bm25walk.split_for([]) == ()
+    # A split in use is kept while it stays even enough, so listings keep their digest.
+    even = paths({"a": 3000, "b": 2000, "c": 1500}, loose=10)
+    assert _bm25walk.split_for(even, ("b", "c")) == ("b", "c")  # 54 % on the second side
+    assert _bm25walk.split_for(even, ("b",)) == ("b",)  # 31 %
+    assert _bm25walk.split_for(even, ("c",)) == ("a",)  # 23 %: dealt again
+    assert _bm25walk.split_for(even, ("a", "b")) == ("a",)  # 77 %
+    assert _bm25walk.split_for(even, ("gone",)) == ("a",)
 
 
 def test_the_split_recorded_for_an_index_lists_it_in_two_and_is_proven_in_turn(

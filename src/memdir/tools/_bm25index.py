@@ -509,7 +509,7 @@ class FileIndex:
                 self._check_order()
                 # The next listing is split as suits this index; until one is made so,
                 # its digest differs from this one and it is paired again, once.
-                self._record = Proof(listed, (), split_for(paths))
+                self._record = Proof(listed, (), split_for(paths, listing.split))
                 return ()
         return _Listed(listed, found, listing.split)
 

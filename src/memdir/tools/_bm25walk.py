@@ -176,13 +176,15 @@ def _plain(name: str) -> bool:
         and not any(c in name for c in "/*?[]\\")
 
 
-def split_for(paths: Sequence[str]) -> tuple[str, ...]:
+def split_for(paths: Sequence[str], current: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Top-level folders for a second ``find`` to list, so each lists about half the files.
 
     ``paths`` are a saved index's agent paths, sorted. Folders are dealt, largest
     first, to the side with fewer files so far (the root's own files count for
     the first side). Empty when the other side would list under a quarter of the
     files: one folder holding most of them, or too few files to be worth a process.
+    A ``current`` split that still gives the second side between 30 and 70 % of
+    the files is kept (a listing split otherwise would be paired once more).
     """
     import bisect
 
@@ -200,6 +202,12 @@ def split_for(paths: Sequence[str]) -> tuple[str, ...]:
         end = bisect.bisect_left(paths, prefix + name + "0", at)  # "0" sorts after "/"
         folders.append((end - at, name))
         at = max(end, at + 1)
+    if len(paths) < _SPLIT_MIN:
+        return ()
+    kept = sum(count for count, name in folders if name in current)
+    if current and all(_plain(name) for name in current) \
+            and 0.3 * len(paths) <= kept <= 0.7 * len(paths):
+        return current
     sides = [loose, 0]
     second: list[str] = []
     for count, name in sorted(folders, key=lambda f: (-f[0], f[1])):
@@ -207,9 +215,7 @@ def split_for(paths: Sequence[str]) -> tuple[str, ...]:
         sides[side] += count
         if side:
             second.append(name)
-    if len(paths) < _SPLIT_MIN or sides[1] * 4 < len(paths):
-        return ()
-    return tuple(sorted(second))
+    return tuple(sorted(second)) if sides[1] * 4 >= len(paths) else ()
 
 
 _SPLIT_MIN = 2000
