@@ -145,7 +145,8 @@ class Listing:
             until = time.monotonic() + FIND_WAIT
             for process, _, _ in self._parts:
                 try:
-                    code = process.wait(timeout=max(0.0, until - time.monotonic()))
+                    code = process.wait(timeout=_exited(process,
+                                                        max(0.0, until - time.monotonic())))
                 except subprocess.TimeoutExpired:  # a stuck mount: the index's own walk decides
                     return None
                 if code != 0:
@@ -165,6 +166,29 @@ class Listing:
         """
         found = self.output()
         return None if found is None else parse(*found)
+
+
+def _exited(process: Any, timeout: float) -> float:
+    """Wait up to ``timeout`` seconds for ``process`` to end, woken the moment it does.
+
+    (``Popen.wait`` with a timeout polls, at last every 50 ms: up to that long
+    after ``find`` is done, on the path of every answer.)
+
+    Returns:
+        How long the caller's own wait may still take: 0 once this one waited,
+        ``timeout`` where no process handle could be had (before Linux 5.3).
+    """
+    import select
+
+    try:
+        fd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        return timeout
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    return 0.0
 
 
 def _plain(name: str) -> bool:
