@@ -328,6 +328,7 @@ class FileIndex:
     # -- keeping in step -----------------------------------------------------------
 
     def _refresh(self) -> bool:
+        self._record = None  # (one left by a refresh that raised is not this one's)
         first = not self._loaded
         if first:
             self._loaded = True
