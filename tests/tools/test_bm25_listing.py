@@ -589,3 +589,39 @@ def test_the_record_of_the_first_form_is_left_to_the_versions_that_read_it(
     assert first_form.read_bytes().startswith(b"memdir-bm25-listing-1 ")
     assert _bm25walk.read_proof(_proof_file(filled), _identity(filled)) is not None
     assert _bm25index.PROOF_FILE != first_form.name
+
+
+def test_same_files_asks_for_every_walked_file_once_with_its_fingerprint() -> None:
+    walked = ["/memories/a.md", "/memories/b.md", "/memories/c.md"]
+    fp = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]], dtype=np.int64)
+    same = _bm25index._same_files
+    assert same((["/memories/c.md", "/memories/a.md", "/memories/b.md"], fp[[2, 0, 1]]),
+                walked, fp)
+    assert not same((walked, fp + np.array([0, 0, 1, 0])), walked, fp)  # a change time moved
+    assert not same((["/memories/a.md", "/memories/a.md", "/memories/c.md"], fp[[0, 0, 2]]),
+                    walked, fp)  # one listed twice, one not at all
+    assert not same((["/memories/a.md", "/memories/b.md", "/memories/d.md"], fp), walked, fp)
+    assert not same((walked[:2], fp[:2]), walked, fp)
+    assert same(([], fp[:0]), [], fp[:0])
+
+
+def test_a_change_between_the_listing_and_the_walk_is_not_recorded(
+        filled: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The record says what a listing means; a walk that saw more than the listing
+    # showed cannot say it, so nothing is recorded and the next process walks again.
+    _new_process(filled, listing=False)
+    _change(filled, "edit")
+    _bm25walk.start(str(filled.root), (".md",))
+    for process in _bm25walk._pending[str(filled.root)].processes():
+        assert process.wait() == 0  # the listing is done: bob changed, alice not yet
+    edit_in_place_keeping_size_and_mtime(filled.root / "alice.md", b"hiking", b"skiing")
+    walks = _Walks(monkeypatch)
+    index = FileIndex(filled, saved=saved_index(filled))
+    index.refresh()
+    assert walks.count == 1 and index.tokenized == 2
+    assert not Path(_proof_file(filled)).exists()
+    _answers_as_fresh(index, filled)
+    walks.count = 0
+    index, _ = _new_process(filled)
+    assert walks.count == 1  # and this one, whose listing shows both, records them
+    assert _bm25walk.read_proof(_proof_file(filled), _identity(filled)) is not None

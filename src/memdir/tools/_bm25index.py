@@ -795,13 +795,20 @@ class _Listed:
 
 def _same_files(listed: tuple[list[str], np.ndarray[Any, Any]], virtuals: list[str],
                 fp: np.ndarray[Any, Any]) -> bool:
-    """Whether a listing holds exactly the walked files (``virtuals``, sorted) and fingerprints."""
+    """Whether a listing holds exactly the walked files (``virtuals``, distinct) and fingerprints.
+
+    Each listed path is looked up among the walked ones; the listing holds them
+    all when every one is found and no two are the same walked file.
+    """
     paths, rows = listed
-    if len(paths) != len(virtuals):
+    n = len(virtuals)
+    if len(paths) != n:
         return False
-    order = sorted(range(len(paths)), key=paths.__getitem__)
-    return list(map(paths.__getitem__, order)) == virtuals \
-        and bool(np.array_equal(rows[order], fp))
+    at = dict(zip(virtuals, range(n), strict=True))
+    where = np.fromiter((at.get(p, -1) for p in paths), dtype=np.int64, count=n)
+    if n and (int(where.min()) < 0 or int(np.bincount(where, minlength=n).max()) != 1):
+        return False
+    return bool(np.array_equal(fp[where], rows))
 
 
 def _parts(virtual: str) -> tuple[str, ...] | None:
