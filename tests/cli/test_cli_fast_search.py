@@ -108,3 +108,44 @@ def test_a_new_process_finds_the_saved_index_by_the_listing_and_still_sees_edits
     assert _report(edited)[2] == 1  # the listing differed; the index walked and read it
     virtual = "/memories/" + target.relative_to(sample_dir).as_posix()
     assert f"1. {virtual} (score" in edited.stdout
+
+
+@pytest.mark.skipif(shutil.which("find") is None or not hasattr(os, "memfd_create"),
+                    reason="the listing needs GNU find and memfd_create")
+def test_after_an_edit_only_the_first_new_process_walks_the_store(sample_dir: Path) -> None:
+    # The edit is too small to compact the saved index. The process that notices it
+    # walks and records which files differ; the processes after it read those again.
+    args = ["tool", str(sample_dir), "--set", "bm25"]
+    assert _memdir(*args, _search(query="maya bristol")).returncode == 0  # built and saved
+    target = next(p for p in sorted(sample_dir.rglob("*.md")) if b"Maya" in p.read_bytes())
+    st = target.stat()
+    target.write_bytes(target.read_bytes().replace(b"Maya", b"Zora", 1))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    virtual = "/memories/" + target.relative_to(sample_dir).as_posix()
+    noticed = _memdir(*args, _search(query="zora"))
+    assert noticed.returncode == 0 and _report(noticed)[2] == 1
+    assert f"1. {virtual} (score" in noticed.stdout
+    for _ in range(2):
+        later = _memdir(*args, _search(query="zora"))
+        assert later.stdout == noticed.stdout and _report(later)[2] == 0
+
+
+@pytest.mark.skipif(shutil.which("find") is None or not hasattr(os, "memfd_create"),
+                    reason="the listing needs GNU find and memfd_create")
+def test_processes_started_at_once_after_an_edit_all_see_it(sample_dir: Path) -> None:
+    args = ["tool", str(sample_dir), "--set", "bm25"]
+    assert _memdir(*args, _search(query="maya bristol")).returncode == 0
+    target = next(p for p in sorted(sample_dir.rglob("*.md")) if b"Maya" in p.read_bytes())
+    st = target.stat()
+    target.write_bytes(target.read_bytes().replace(b"Maya", b"Zora", 1))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    clean = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMDIR_")}
+    running = [subprocess.Popen([sys.executable, "-c", _MAIN, *args, _search(query="zora")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=clean) for _ in range(4)]
+    answers = [process.communicate(timeout=120)[0] for process in running]
+    assert all(process.returncode == 0 for process in running)
+    virtual = "/memories/" + target.relative_to(sample_dir).as_posix()
+    assert len(set(answers)) == 1 and f"1. {virtual} (score" in answers[0]
+    after = _memdir(*args, _search(query="zora"))  # whichever record was left holds
+    assert after.stdout == answers[0] and _report(after)[2] == 0

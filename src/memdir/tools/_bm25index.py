@@ -43,7 +43,7 @@ import re
 import sys
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -65,13 +65,14 @@ from memdir.tools._bm25file import (
     write_saved,
 )
 from memdir.tools._bm25matrix import DocTerms, Segment, doc_terms, merge, score_terms
+from memdir.tools._bm25walk import PROOF_FILE, Proof, read_proof, split_for, write_proof
 from memdir.tools._bm25walk import digest as listing_digest
 from memdir.tools._bm25walk import parse as parse_listing
-from memdir.tools._bm25walk import read_proof, write_proof
 from memdir.tools._bm25walk import take as take_listing
 
 __all__ = [
     "INDEX_FILE",
+    "PROOF_FILE",
     "FileIndex",
     "Hit",
     "LineMatch",
@@ -87,8 +88,6 @@ _FRONTMATTER_KEY: Final = re.compile(r"(?m)^[ \t]*[\w-]+:")
 _CACHED_STORES: Final = 8
 INDEX_FILE: Final = "bm25-index.bin"
 """The saved index, in the store's state folder."""
-PROOF_FILE: Final = "bm25-listing.proof"
-"""Beside the saved index: the digest of a listing found to hold exactly its files."""
 _COMPACT_SHARE: Final = 0.05
 _COMPACT_MIN: Final = 64
 """Compact once the delta holds this many files and a twentieth of the store."""
@@ -278,6 +277,8 @@ class FileIndex:
         """Each term's idf as of the last change (a search shows lines for ten hits)."""
         self._identity: tuple[int, ...] = ()
         """The saved file the compacted segment was read from (empty: not read, or changed)."""
+        self._record: Proof | None = None
+        """What this refresh's listing proved of the saved file, recorded once it is done."""
 
     def __len__(self) -> int:
         return self._n_live()
@@ -327,6 +328,7 @@ class FileIndex:
     # -- keeping in step -----------------------------------------------------------
 
     def _refresh(self) -> bool:
+        self._record = None  # (one left by a refresh that raised is not this one's)
         first = not self._loaded
         if first:
             self._loaded = True
@@ -338,17 +340,7 @@ class FileIndex:
         if changes is None or changes.everything:
             todo, gone = self._compare_all()
         else:
-            self._check_order()
-            found: dict[str, _Key] = {}
-            stale: set[str] = set()
-            for parts in changes.paths:
-                found.update(self._walk(parts))
-                stale.update(self._indexed_under(to_virtual(parts)))
-            gone = list(stale - found.keys())
-            fp = self._fp
-            todo = [(v, key) for v, key in found.items()
-                    if (slot := self._slot_of.get(v)) is None
-                    or tuple(fp[slot].tolist()) != key]
+            todo, gone = self._compare_at(changes.paths)
         changed = first and self._main is not None  # a saved index was taken up
         for virtual in gone:
             self._drop(virtual)
@@ -366,6 +358,9 @@ class FileIndex:
             self._idf_memo.clear()
             if self._main is None or self._churn() >= self._compact_at():
                 self._compact()
+        record, self._record = self._record, None
+        if record is not None and self._identity:  # still the saved index, changed or not
+            self._write_proof(record)
         return changed or first
 
     def _compact_at(self) -> float:
@@ -391,6 +386,27 @@ class FileIndex:
         return {n.virtual: (n.ino, n.mtime_ns, n.ctime_ns, n.size)
                 for n in nodes if n.kind == "memory"}
 
+    def _compare_at(self, changed: Iterable[tuple[str, ...]]
+                    ) -> tuple[list[tuple[str, _Key]], list[str]]:
+        """Walk only these paths (files, or folders and all below them).
+
+        Returns:
+            The memory files found there to (re)read, with their fingerprints, and
+            the indexed files at or below them that are gone.
+        """
+        self._check_order()
+        found: dict[str, _Key] = {}
+        stale: set[str] = set()
+        for parts in changed:
+            found.update(self._walk(parts))
+            stale.update(self._indexed_under(to_virtual(parts)))
+        gone = list(stale - found.keys())
+        fp = self._fp
+        todo = [(v, key) for v, key in found.items()
+                if (slot := self._slot_of.get(v)) is None
+                or tuple(fp[slot].tolist()) != key]
+        return todo, gone
+
     def _compare_all(self) -> tuple[list[tuple[str, _Key]], list[str]]:
         """Walk every file: the ones to (re)read with their fingerprints, and the ones gone.
 
@@ -399,11 +415,13 @@ class FileIndex:
         file i and the fingerprints are compared as two arrays, with no lookup per
         file. Otherwise each walked path is looked up. Either way the only work per
         unchanged file is its ``lstat`` and its part of the comparison. A listing
-        started with the process (:meth:`_listed_unchanged`) can stand in for the
-        walk when it proves that nothing changed.
+        started with the process (:meth:`_check_listing`) can stand in for the
+        walk when it proves which files changed (none, usually).
         """
-        if self._listed_unchanged():
-            return [], []
+        listed = self._check_listing()
+        if isinstance(listed, tuple):
+            # Only the files the proof names can differ from the saved ones.
+            return self._compare_at(p for v in listed if (p := _parts(v)) is not None)
         try:
             root_fd = open_root(self.store.root)
         except OSError:
@@ -424,67 +442,91 @@ class FileIndex:
                 and virtuals == self._paths:
             self._order_checked = True  # the walk, sorted, holds the same distinct paths
             changed = np.flatnonzero((self._fp[:n] != fp).any(axis=1)).tolist()
-            return [(virtuals[i], _key(fp[i])) for i in changed], []
-        self._check_order()
-        get = self._slot_of.get
-        slots = np.fromiter((get(v, -1) for v in virtuals), dtype=np.int64, count=n)
-        known = np.flatnonzero(slots >= 0)
-        same = np.zeros(n, dtype=bool)
-        same[known] = (self._fp[slots[known]] == fp[known]).all(axis=1)
-        todo = [(virtuals[i], _key(fp[i])) for i in np.flatnonzero(~same).tolist()]
-        seen = np.zeros(len(self._paths), dtype=bool)
-        seen[slots[known]] = True
-        gone = np.flatnonzero(self._alive[: len(self._paths)] & ~seen)
-        return todo, [self._paths[s] for s in gone.tolist()]
+            todo = [(virtuals[i], _key(fp[i])) for i in changed]
+            gone: list[str] = []
+        else:
+            self._check_order()
+            get = self._slot_of.get
+            slots = np.fromiter((get(v, -1) for v in virtuals), dtype=np.int64, count=n)
+            known = np.flatnonzero(slots >= 0)
+            same = np.zeros(n, dtype=bool)
+            same[known] = (self._fp[slots[known]] == fp[known]).all(axis=1)
+            todo = [(virtuals[i], _key(fp[i])) for i in np.flatnonzero(~same).tolist()]
+            seen = np.zeros(len(self._paths), dtype=bool)
+            seen[slots[known]] = True
+            gone = [self._paths[s] for s in
+                    np.flatnonzero(self._alive[: len(self._paths)] & ~seen).tolist()]
+        if listed is not None and _same_files(listed.parsed, virtuals, fp):
+            # The walk found what the listing lists: that listing, wherever it is made
+            # again, means these changes to the saved index and no other.
+            differ = tuple(sorted({v for v, _ in todo}.union(gone)))
+            self._record = Proof(listed.digest, differ, listed.split)
+        return todo, gone
 
-    def _listed_unchanged(self) -> bool:
-        """Whether a listing started with the process (:mod:`._bm25walk`) proves no file changed.
+    def _check_listing(self) -> tuple[str, ...] | _Listed | None:
+        """What a listing started with the process (:mod:`._bm25walk`) proves, if anything.
 
-        It proves it when it holds exactly the compacted files with their saved
-        fingerprints; the saved paths are then also checked to be in order, and
-        the listing's digest is recorded beside the saved file, so that a later
-        process with the same listing for the same file skips the parse. Any
-        other outcome (no listing, a failed one, a single difference) returns
-        False and the caller walks the files itself. A listing is used once.
+        Returns:
+            The paths that may differ from the saved index (none: the store is
+            unchanged) when the listing is proof of it: it is byte for byte one
+            recorded for this very saved file (:func:`._bm25walk.read_proof`), or
+            it holds exactly the compacted files with their saved fingerprints
+            (the saved paths are then also checked to be in order, and the
+            listing's digest is recorded). Otherwise the parsed listing, for the
+            caller to compare with its own walk (None when there is no listing,
+            it failed, or it is not in the expected form). A listing is used once.
         """
         suffixes = self.store.names.suffixes
         listing = take_listing(str(self.store.root), suffixes)
         if listing is None:
-            return False
+            return None
         output = listing.output()
         n = self._n_main
-        if output is None or self._delta or not n == len(self._paths) == self._n_live():
-            return False
-        # A listing byte for byte the same as one already paired with this very saved
-        # file proves what that pairing proved, without reading a number of it.
+        if output is None or self._delta or not self._identity \
+                or not n == len(self._paths) == self._n_live():
+            return None
+        # A listing byte for byte the same as one already checked against this very
+        # saved file proves what that check proved, without reading a number of it.
         listed = listing_digest(*output, suffixes or ())
-        proof = str(self.saved.parent / PROOF_FILE) if self.saved is not None else ""
-        if self._identity and proof and read_proof(proof, self._identity) == listed:
+        proof = read_proof(self._proof_file, self._identity)
+        if proof is not None and proof.digest == listed:
             self._order_checked = True  # checked before that record was written
-            return True
+            return proof.changed
         found = parse_listing(*output)
-        if found is None or len(found[0]) != n:
-            return False
-        # Pair each listed file with the saved slot of the same inode (both sides
-        # sorted by inode), then ask that every pair agree on path and fingerprint.
-        # Files that share an inode (hard links) may pair up crosswise; their paths
-        # then differ and the caller's own walk decides.
+        if found is None:
+            return None
         virtuals, fp = found
-        listed_order = np.argsort(fp[:, 0], kind="stable")
-        saved = np.argsort(self._fp[:n, 0], kind="stable")
-        if not np.array_equal(self._fp[saved], fp[listed_order]):
-            return False
-        paths = self._paths
-        if list(map(virtuals.__getitem__, listed_order.tolist())) \
-                != list(map(paths.__getitem__, saved.tolist())):
-            return False
-        self._check_order()
-        if self._identity and proof:
-            try:
-                write_proof(proof, self._identity, listed)
-            except OSError as exc:  # a read-only state folder: each process pairs again
-                _log.debug("could not record the listing's digest in %s (%s)", proof, exc)
-        return True
+        if len(virtuals) == n:
+            # Pair each listed file with the saved slot of the same inode (both sides
+            # sorted by inode), then ask that every pair agree on path and fingerprint.
+            # Files that share an inode (hard links) may pair up crosswise; their paths
+            # then differ and the caller's own walk decides.
+            listed_order = np.argsort(fp[:, 0], kind="stable")
+            saved = np.argsort(self._fp[:n, 0], kind="stable")
+            paths = self._paths
+            if np.array_equal(self._fp[saved], fp[listed_order]) \
+                    and list(map(virtuals.__getitem__, listed_order.tolist())) \
+                    == list(map(paths.__getitem__, saved.tolist())):
+                self._check_order()
+                # The next listing is split as suits this index; until one is made so,
+                # its digest differs from this one and it is paired again, once.
+                self._record = Proof(listed, (), split_for(paths, listing.split))
+                return ()
+        return _Listed(listed, found, listing.split)
+
+    @property
+    def _proof_file(self) -> str:
+        return str(self.saved.parent / PROOF_FILE) if self.saved is not None else ""
+
+    def _write_proof(self, record: Proof) -> None:
+        """Record what this process's listing proved of the saved index, for the next one."""
+        if not self._proof_file or len(record.changed) >= self._compact_at():
+            return  # a change that big is compacted into a new saved index instead
+        try:
+            write_proof(self._proof_file, self._identity, record)
+        except (OSError, ValueError) as exc:  # a read-only state folder: each process checks
+            _log.debug("could not record the listing's digest in %s (%s)",
+                       self._proof_file, exc)
 
     def _indexed_under(self, virtual: str) -> list[str]:
         """Indexed paths equal to ``virtual`` or below it."""
@@ -739,6 +781,46 @@ class FileIndex:
 
 _NONE: Final = np.zeros(0, dtype=np.int32)
 _STOPWORDS: Final = _english_stopwords()
+
+
+@dataclass(frozen=True, slots=True)
+class _Listed:
+    """A listing that proved nothing by itself: its digest and what it lists."""
+
+    digest: str
+    parsed: tuple[list[str], np.ndarray[Any, Any]]
+    split: tuple[str, ...]
+    """How it was made (:attr:`memdir.tools._bm25walk.Listing.split`)."""
+
+
+def _same_files(listed: tuple[list[str], np.ndarray[Any, Any]], virtuals: list[str],
+                fp: np.ndarray[Any, Any]) -> bool:
+    """Whether a listing holds exactly the walked files (``virtuals``, distinct) and fingerprints.
+
+    Each listed path is looked up among the walked ones; the listing holds them
+    all when every one is found and no two are the same walked file.
+    """
+    paths, rows = listed
+    n = len(virtuals)
+    if len(paths) != n:
+        return False
+    at = dict(zip(virtuals, range(n), strict=True))
+    where = np.fromiter((at.get(p, -1) for p in paths), dtype=np.int64, count=n)
+    if n and (int(where.min()) < 0 or int(np.bincount(where, minlength=n).max()) != 1):
+        return False
+    return bool(np.array_equal(fp[where], rows))
+
+
+def _parts(virtual: str) -> tuple[str, ...] | None:
+    """The components of an agent path below the root; None for one no walk may follow."""
+    if virtual == ROOT:
+        return ()
+    if not virtual.startswith(ROOT + "/"):
+        return None
+    parts = tuple(virtual[len(ROOT) + 1:].split("/"))
+    if any(p in ("", ".", "..") or "\0" in p for p in parts):
+        return None
+    return parts
 
 
 def _first(item: tuple[str, os.stat_result]) -> str:
