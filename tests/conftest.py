@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+import offline_smoke
 from memdir.store import Store
+from offline_smoke import OfflineSmokeRun
 
 SHARED_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "data").resolve()
 """Resolved, as memdir resolves the data folders it is given (../shared may be a link)."""
@@ -95,6 +97,17 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present on this machine")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def offline_smoke_run(tmp_path_factory: pytest.TempPathFactory) -> OfflineSmokeRun:
+    """docs/study.md's offline smoke run, made once per session (tests/offline_smoke.py).
+
+    Read it, never write into it: a test that writes (a report) works on a copy.
+    """
+    if not offline_smoke.DATA.is_dir():
+        pytest.skip("../shared/data is not present on this machine")
+    return offline_smoke.make(tmp_path_factory.mktemp("offline-smoke-run"))
 
 
 @pytest.fixture
