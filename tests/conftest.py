@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+import offline_smoke
 from memdir.store import Store
+from offline_smoke import OfflineSmokeRun
 
 SHARED_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "data").resolve()
 """Resolved, as memdir resolves the data folders it is given (../shared may be a link)."""
@@ -54,6 +56,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(module))
 
 
+class _GroupedIds:
+    """Make pytest-xdist's ``--dist loadgroup`` group again under pytest 9.2.
+
+    In a worker, xdist names a grouped test ``NODEID@GROUP`` by writing the
+    node's old ``_nodeid`` attribute, and the controller groups the tests by that
+    suffix of the ids the worker reports. pytest 9.2 reads a test's id from its
+    structured ``_id`` instead, so the suffix never reached the controller: every
+    group was split across the workers, and each worker built the group's shared
+    fixture again (pytest-xdist issue 1386, open). After xdist's hook, this one
+    gives the structured id the suffixed name, as xdist meant. It changes nothing
+    where xdist renamed no test (no xdist, another ``--dist``, no group), nor under
+    a pytest that still reads ``_nodeid``.
+    """
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from _pytest.nodeid import NodeId
+
+        for item in items:
+            named = getattr(item, "_nodeid", None)
+            if isinstance(named, str) and named != item.nodeid \
+                    and isinstance(getattr(item, "_id", None), NodeId):
+                item._id = NodeId.parse(named)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_GroupedIds(), "memdir-grouped-ids")
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     """An empty store in a fresh temporary folder."""
@@ -66,6 +97,17 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present on this machine")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def offline_smoke_run(tmp_path_factory: pytest.TempPathFactory) -> OfflineSmokeRun:
+    """docs/study.md's offline smoke run, made once per session (tests/offline_smoke.py).
+
+    Read it, never write into it: a test that writes (a report) works on a copy.
+    """
+    if not offline_smoke.DATA.is_dir():
+        pytest.skip("../shared/data is not present on this machine")
+    return offline_smoke.make(tmp_path_factory.mktemp("offline-smoke-run"))
 
 
 @pytest.fixture

@@ -21,7 +21,9 @@ Placeholders are filled by the test: the data folder the docs call
 ``~/memdir-data`` or ``../shared/data`` is ``../shared/data`` (examples that read
 it skip where it is absent), the run folders a block names without making them
 (``runs/offline-smoke``, ``runs/skills-grid``) are small runs of the same kind
-made once per session, a fixed server port is a free one (the same one throughout
+made once per session (the offline smoke run docs/study.md makes is made once too,
+by the same line, with a generous tool time limit, and shared with the test of its
+figures: tests/offline_smoke.py), a fixed server port is a free one (the same one throughout
 a block), and ``./memories``,
 where a block uses a store it does not make, is the sample store. A line naming
 an OpenAI model runs against a fake OpenAI server on loopback
@@ -39,6 +41,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -52,8 +55,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+import offline_smoke
 from docs_model import FakeOpenAIServer
 from interrupting import default_sigint
+from offline_smoke import OfflineSmokeRun
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -153,6 +158,8 @@ def _param(example: Example) -> object:
     marks = []
     if example.skip is None and _reads_made_runs(example):
         marks.append(pytest.mark.xdist_group("made_runs"))
+    if example.skip is None and _runs_offline_smoke(example):
+        marks.append(pytest.mark.xdist_group(offline_smoke.GROUP))
     if example.skip is None and any(WHOLE_STUDY.search(c) for c in _commands(example)):
         marks.append(pytest.mark.slow)
     return pytest.param(example, id=example.id, marks=marks)
@@ -214,6 +221,39 @@ def _reads_made_runs(example: Example) -> bool:
     commands = _commands(example)
     return any(name in example.body and not any(f"--out {name}" in c for c in commands)
                for name in MADE_RUNS)
+
+
+def _is_offline_smoke(line: str) -> bool:
+    """Whether a filled shell line is docs/study.md's offline smoke run (tests/offline_smoke.py)."""
+    words = shlex.split(line, comments=True)
+    if words[:3] == ["uv", "run", "memdir"]:
+        words = words[3:]
+    elif words[:1] == ["memdir"]:
+        words = words[1:]
+    else:
+        return False
+    return tuple(words) == offline_smoke.ARGS
+
+
+def _runs_offline_smoke(example: Example) -> bool:
+    return example.lang in SHELL and any(_is_offline_smoke(_filled(c))
+                                         for c in _commands(example))
+
+
+def _run_line(line: str, cwd: Path, env: dict[str, str],
+              request: pytest.FixtureRequest) -> subprocess.CompletedProcess[str]:
+    """Run a filled shell line in ``cwd``; the offline smoke run is the session's one.
+
+    That study's whole run is made once, for its block and for the test of the
+    figures docs/study.md gives (tests/offline_smoke.py), by the same line in a fresh
+    folder like ``cwd``; ``cwd`` gets a copy of the run for the block's next lines.
+    """
+    if not _is_offline_smoke(line):
+        return _run(_as_this_checkout(line), cwd, env)
+    shared: OfflineSmokeRun = request.getfixturevalue("offline_smoke_run")
+    if shared.run.is_dir():
+        shutil.copytree(shared.run, cwd / offline_smoke.OUT, symlinks=True)
+    return shared.done
 
 
 def _run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -426,7 +466,7 @@ def test_the_example_runs_as_written(example: Example, tmp_path: Path,
                 start(line, tmp_path, env)
             else:
                 expected = int(found[1]) if (found := EXITS.search(command)) else 0
-                done = _run(_as_this_checkout(line), tmp_path, env)
+                done = _run_line(line, tmp_path, env, request)
                 if done.returncode == 2 and MISSING_FILE.search(done.stderr) and expected == 0:
                     pytest.skip(f"../shared/data lacks a benchmark file {command!r} reads: "
                                 f"{done.stderr.strip().splitlines()[0]}")

@@ -1,11 +1,13 @@
 """The figures docs/study.md gives for the offline smoke run are what a real run measures.
 
-The test runs ``memdir study run configs/offline-smoke.yaml`` whole in a subprocess
-(six cells, 729 questions, the offline grep-reader: no model, about a minute on one
-core), then reads the section "Offline smoke, measured" of docs/study.md and compares
-every figure it gives with the run's records: token F1 x 100 per benchmark and variant,
-the share of the verbatim dump's questions whose evidence the reader saw, and that it
-cites the evidence for under half of them. A change that moves a figure fails here
+The test reads the run ``memdir study run configs/offline-smoke.yaml`` makes whole in
+a subprocess (six cells, 729 questions, the offline grep-reader: no model, about a
+minute on one core): the run of docs/study.md's first block, which the docs test
+runs as well, made once for both (tests/offline_smoke.py). It then reads the section
+"Offline smoke, measured" of docs/study.md and compares every figure it gives with
+the run's records: token F1 x 100 per benchmark and variant, the share of the
+verbatim dump's questions whose evidence the reader saw, and that it cites the
+evidence for under half of them. A change that moves a figure fails here
 until the docs say what runs measure.
 
 The figures are those of a run in which no tool call hits its time limit. On a
@@ -16,17 +18,16 @@ no call was stopped.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memdir.study import QuestionRecord, load_run
+from offline_smoke import GROUP, OfflineSmokeRun
 
-pytestmark = pytest.mark.slow  # the whole offline smoke run, about a minute
+# the whole offline smoke run, about a minute, shared with docs/study.md's block
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(GROUP)]
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = ("closed-book", "chunk", "verbatim")
@@ -55,18 +56,13 @@ def _f1(records: list[QuestionRecord]) -> str:
     return f"{100 * sum(s for s in scores if s is not None) / len(scores):.1f}"
 
 
-def test_the_documented_figures_are_a_real_runs(tmp_path: Path, shared_data: Path) -> None:
+def test_the_documented_figures_are_a_real_runs(offline_smoke_run: OfflineSmokeRun) -> None:
     section = _section()
     f1, seen = _F1.search(section), _SEEN.search(section)
     assert f1 is not None and seen is not None, "docs/study.md changed the figures' sentence"
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMDIR_")}
-    result = subprocess.run(
-        [sys.executable, "-m", "memdir", "study", "run", "configs/offline-smoke.yaml",
-         "--data", str(shared_data), "--out", str(tmp_path / "run")],
-        cwd=ROOT, env={**env, "MEMDIR_TOOL_TIME_LIMIT": "120"}, capture_output=True,
-        text=True, timeout=1200, check=False)
+    result = offline_smoke_run.done
     assert result.returncode == 0, result.stdout + result.stderr
-    records = load_run(tmp_path / "run").records
+    records = load_run(offline_smoke_run.run).records
     assert len(records) == 6
     stopped = [r.question_id for rs in records.values() for r in rs
                for call in r.episode.calls for t in call.tool_calls
