@@ -9,9 +9,7 @@ locators lost since a reference state.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from memdir.metrics._alarms import (
@@ -26,6 +24,7 @@ from memdir.metrics._alarms import (
 )
 from memdir.metrics._measure import Measurer, StoreMetrics, measure_store, read_state
 from memdir.metrics._shape import SHAPE_COLUMNS
+from memdir.metrics._tree import collector_paused
 from memdir.store import Store, conflict_alarms, has_conflict
 
 __all__ = ["HealthReport", "HealthThresholds", "collector_paused", "health_report"]
@@ -182,28 +181,6 @@ def _alarms(report: HealthReport) -> list[str]:
             f"gone from the store: {shown}"
         )
     return alarms
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector for a measurement, and restore it as it was.
-
-    A measurement makes millions of small objects that live as long as it does
-    (summaries, nodes, units, term lists) and hold no cycles. With the collector
-    running, every few hundred new objects set off a collection of the young ones,
-    and as the heap grows a full one walks everything alive: at 100,000 files the
-    first objects made after the tree (Panel A's references) paid about 4 s of CPU
-    for the collections the tree's objects had put off. Nothing a measurement
-    makes needs the collector to be freed (reference counts free it), so it is
-    simply off until the measurement ends; a caller that had it off keeps it off.
-    """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def health_report(
