@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memdir.store import Store
 
 
 def fm(name: str, description: str) -> str:
@@ -29,3 +33,13 @@ def verbatim_sessions(conversation: dict[str, object]) -> list[tuple[str, str]]:
         desc = f"Session {n} of the conversation between {speakers}, held {date}"
         files.append((f"/memories/{name}.md", fm(name, desc) + "\n" + "\n\n".join(lines) + "\n"))
     return files
+
+
+def fill_people(store: Store) -> None:
+    """Two people files, one citing a section of the other (the health tests' small store)."""
+    store.create("/memories/people/alice.md", fm("alice", "Alice, a nurse in Lisbon")
+                 + "# Work\nAlice works night shifts as a nurse in Lisbon [S1T2].\n"
+                 + "# Home\nAlice lives by the river with her sister [S1T4, S2T1].\n")
+    store.create("/memories/people/bob.md", fm("bob", "Bob, a carpenter")
+                 + "Bob builds oak tables in his workshop and knows Alice [S2T3]. "
+                 + "see /memories/people/alice.md > # Work\n")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import typer
-from metrics_helpers import fm
+from metrics_helpers import fill_people, fm
 from typer.testing import CliRunner
 
 from memdir.cli import health as health_cli
@@ -30,17 +30,8 @@ def _app() -> typer.Typer:
 RUN = CliRunner()
 
 
-def _fill(store: Store) -> None:
-    store.create("/memories/people/alice.md", fm("alice", "Alice, a nurse in Lisbon")
-                 + "# Work\nAlice works night shifts as a nurse in Lisbon [S1T2].\n"
-                 + "# Home\nAlice lives by the river with her sister [S1T4, S2T1].\n")
-    store.create("/memories/people/bob.md", fm("bob", "Bob, a carpenter")
-                 + "Bob builds oak tables in his workshop and knows Alice [S2T3]. "
-                 + "see /memories/people/alice.md > # Work\n")
-
-
 def test_healthy_store_exits_zero_and_prints_both_panels(store: Store) -> None:
-    _fill(store)
+    fill_people(store)
     result = RUN.invoke(_app(), ["health", str(store.root), "--tree"])
     assert result.exit_code == 0, result.output
     assert "Panel A - shape" in result.output and "Panel B - taxonomy adherence" in result.output
@@ -50,7 +41,7 @@ def test_healthy_store_exits_zero_and_prints_both_panels(store: Store) -> None:
 
 
 def test_alarms_exit_one_and_json_lists_them(store: Store) -> None:
-    _fill(store)
+    fill_people(store)
     store.create("/memories/notes.md", fm("notes", "Notes") + "see /memories/people/carol.md\n")
     result = RUN.invoke(_app(), ["health", str(store.root), "--json"])
     assert result.exit_code == 1
@@ -61,7 +52,7 @@ def test_alarms_exit_one_and_json_lists_them(store: Store) -> None:
 
 
 def test_lost_locators_against_an_earlier_step(store: Store, tmp_path: Path) -> None:
-    _fill(store)
+    fill_people(store)
     history = History(store)
     history.snapshot("chunk 2")
     # a condensing rewrite drops Alice's home and the [S2T3] locator
@@ -81,7 +72,7 @@ def test_lost_locators_against_an_earlier_step(store: Store, tmp_path: Path) -> 
 
 def test_history_flag_prints_growth_and_writes_pictures(store: Store, tmp_path: Path) -> None:
     history = History(store)
-    _fill(store)
+    fill_people(store)
     history.snapshot("chunk 1")
     store.create("/memories/trips.md", fm("trips", "Trips to Porto")
                  + "The May trip to Porto took three days by train [S3T1].\n")
@@ -105,7 +96,7 @@ def test_bad_input_exits_two(tmp_path: Path) -> None:
 
 
 def test_json_with_tree_carries_the_tree(store: Store) -> None:
-    _fill(store)
+    fill_people(store)
     data = json.loads(RUN.invoke(_app(), ["health", str(store.root), "--json", "--tree"]).output)
     kinds = [(node["kind"], node["name"]) for node in data["tree"]]
     assert kinds[0] == ("root", "/memories") and ("file", "alice.md") in kinds

@@ -13,7 +13,7 @@ import typer
 from adversarial_text import BODY, LINE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from metrics_helpers import fm
+from metrics_helpers import fill_people, fm
 from numpy.testing import assert_array_equal
 from scipy import sparse
 from typer.testing import CliRunner
@@ -37,12 +37,7 @@ def collector_on() -> Iterator[None]:
 
 
 def _fill(store: Store) -> None:
-    store.create("/memories/people/alice.md", fm("alice", "Alice, a nurse in Lisbon")
-                 + "# Work\nAlice works night shifts as a nurse in Lisbon [S1T2].\n"
-                 + "# Home\nAlice lives by the river with her sister [S1T4, S2T1].\n")
-    store.create("/memories/people/bob.md", fm("bob", "Bob, a carpenter")
-                 + "Bob builds oak tables in his workshop and knows Alice [S2T3]. "
-                 + "see /memories/people/alice.md > # Work\n")
+    fill_people(store)
     store.create("/memories/notes.md", fm("notes", "Weather on the moon")
                  + "Alice works night shifts as a nurse in Lisbon [S1T2].\n"
                  + "see /memories/people/carol.md\n")

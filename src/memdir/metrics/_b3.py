@@ -39,7 +39,7 @@ from typing import TypeAlias
 import numpy as np
 from scipy import sparse
 
-from memdir.metrics._text import column_counts
+from memdir.metrics._text import column_counts, row_runs
 
 __all__ = ["CELLS", "HEAD_BLOCK", "HEAD_TERMS", "MARGIN", "GroupSums", "NearestOther",
            "Sums", "nearest_other"]
@@ -102,14 +102,7 @@ class GroupSums:
         held = np.zeros(len(sizes) + 1, np.int64)
         np.cumsum(sizes, out=held[1:])
         at = held[self._starts]  # entries before each group's units, and the total
-        out: list[tuple[int, int]] = []
-        lo, count = 0, self.shape[0]
-        while lo < count:
-            hi = int(np.searchsorted(at, at[lo] + entries, side="right")) - 1
-            hi = min(max(hi, lo + 1), count)
-            out.append((lo, hi))
-            lo = hi
-        return out
+        return row_runs(at, entries)  # groups in runs, as a CSR matrix's rows are
 
     def whole(self) -> sparse.csr_matrix:
         """Every group's sum at once: the one product over every unit."""
