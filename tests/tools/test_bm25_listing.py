@@ -78,9 +78,10 @@ def _listed(root: Path, split: tuple[str, ...] = ()) -> dict[str, tuple[int, ...
 
 
 def _walked(root: Path) -> dict[str, tuple[int, ...]]:
+    """The store's own walk, with the fingerprint columns a listing holds (inode, ctime, size)."""
     fd = open_root(root)
     try:
-        return {v: (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+        return {v: (st.st_ino, st.st_ctime_ns, st.st_size)
                 for v, st in memory_files(fd)}
     finally:
         os.close(fd)
@@ -335,7 +336,7 @@ def test_a_listing_not_in_the_expected_form_is_refused(filled: Store, how: str) 
     size_end = width - 1
     inode_end = _bm25walk._INT_WIDTH
     record = _record(numbers, 3)
-    mtime_point = next(c for c, b in _bm25walk._FIXED if b == ord("."))
+    ctime_point = next(c for c, b in _bm25walk._FIXED if b == ord("."))
     if how == "a record short":
         numbers = numbers[:-1]
     elif how == "a record long":
@@ -349,16 +350,16 @@ def test_a_listing_not_in_the_expected_form_is_refused(filled: Store, how: str) 
     elif how == "an inode too wide":
         numbers = _with_record(numbers, 3, _put(record, inode_end, b"1" * inode_end))
     elif how == "a blank in a fraction":
-        record[mtime_point + 1] = ord(" ")
+        record[ctime_point + 1] = ord(" ")
         numbers = _with_record(numbers, 3, bytes(record))
     elif how == "a digit past the nanoseconds":
-        record[mtime_point + _bm25walk._FRACTION] = ord("7")
+        record[ctime_point + _bm25walk._FRACTION] = ord("7")
         numbers = _with_record(numbers, 3, bytes(record))
     elif how == "a point moved":
-        record[mtime_point], record[mtime_point - 1] = record[mtime_point - 1], record[mtime_point]
+        record[ctime_point], record[ctime_point - 1] = record[ctime_point - 1], record[ctime_point]
         numbers = _with_record(numbers, 3, bytes(record))
     elif how == "a time past 2262":
-        numbers = _with_record(numbers, 3, _put(record, mtime_point, b"9999999999"))
+        numbers = _with_record(numbers, 3, _put(record, ctime_point, b"9999999999"))
     elif how == "no separator":
         record[inode_end] = ord("1")
         numbers = _with_record(numbers, 3, bytes(record))
@@ -405,7 +406,7 @@ def test_the_listing_runs_beside_the_caller(filled: Store) -> None:
     assert [p.pid != os.getpid() for p in listing.processes()] == [True]
     found = listing.result()
     assert found is not None and len(found[0]) == 42
-    assert np.all(found[1][:, 3] > 0)
+    assert np.all(found[1][:, 2] > 0)
 
 
 def test_the_listings_copies_of_store_constants_agree_with_the_store() -> None:
@@ -478,12 +479,12 @@ def test_a_record_for_another_saved_index_is_ignored(tmp_path: Path) -> None:
     assert _bm25walk.read_proof(proof, (1, 2, 3, 4, 5)) == _bm25walk.Proof("cd" * 32)
 
 
-_HEAD = b"memdir-bm25-listing-2 1 2 3 4 5 " + b"ab" * 32
+_HEAD = b"memdir-bm25-listing-3 1 2 3 4 5 " + b"ab" * 32
 
 
 @pytest.mark.parametrize("record", [
-    b"memdir-bm25-listing-2 1 2 3 4 5 zz\n[]\n[]",  # not a digest
-    b"memdir-bm25-listing-2 1 2 3 4 " + b"ab" * 32 + b"\n[]\n[]",  # an identity short
+    b"memdir-bm25-listing-3 1 2 3 4 5 zz\n[]\n[]",  # not a digest
+    b"memdir-bm25-listing-3 1 2 3 4 " + b"ab" * 32 + b"\n[]\n[]",  # an identity short
     b"memdir-bm25-listing-1 1 2 3 4 5 " + b"ab" * 32 + b" \n",  # the first form
     _HEAD,  # no line end
     _HEAD + b"\n[]",  # a line short
@@ -594,15 +595,19 @@ def test_the_record_of_the_first_form_is_left_to_the_versions_that_read_it(
 def test_same_files_asks_for_every_walked_file_once_with_its_fingerprint() -> None:
     walked = ["/memories/a.md", "/memories/b.md", "/memories/c.md"]
     fp = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]], dtype=np.int64)
+    rows = fp[:, _bm25walk.LISTED]  # what find prints: inode, change time, size
+    assert rows.tolist() == [[1, 3, 4], [5, 7, 8], [9, 11, 12]]
     same = _bm25index._same_files
-    assert same((["/memories/c.md", "/memories/a.md", "/memories/b.md"], fp[[2, 0, 1]]),
+    assert same((["/memories/c.md", "/memories/a.md", "/memories/b.md"], rows[[2, 0, 1]]),
                 walked, fp)
-    assert not same((walked, fp + np.array([0, 0, 1, 0])), walked, fp)  # a change time moved
-    assert not same((["/memories/a.md", "/memories/a.md", "/memories/c.md"], fp[[0, 0, 2]]),
+    assert not same((walked, rows + np.array([0, 1, 0])), walked, fp)  # a change time moved
+    assert not same((walked, rows + np.array([0, 0, 1])), walked, fp)  # a size
+    assert not same((walked, rows + np.array([1, 0, 0])), walked, fp)  # an inode
+    assert not same((["/memories/a.md", "/memories/a.md", "/memories/c.md"], rows[[0, 0, 2]]),
                     walked, fp)  # one listed twice, one not at all
-    assert not same((["/memories/a.md", "/memories/b.md", "/memories/d.md"], fp), walked, fp)
-    assert not same((walked[:2], fp[:2]), walked, fp)
-    assert same(([], fp[:0]), [], fp[:0])
+    assert not same((["/memories/a.md", "/memories/b.md", "/memories/d.md"], rows), walked, fp)
+    assert not same((walked[:2], rows[:2]), walked, fp)
+    assert same(([], rows[:0]), [], fp[:0])
 
 
 def test_a_change_between_the_listing_and_the_walk_is_not_recorded(

@@ -30,19 +30,27 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib.util
-import logging
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from memdir.store._paths import is_temp_name, open_dir, open_root
 from memdir.store._tree import STATE_NAMES
 
+if TYPE_CHECKING:
+    import logging
+
 __all__ = ["Changes", "ChangeFeed"]
 
-_log = logging.getLogger(__name__)
+
+def _log() -> logging.Logger:
+    """This module's logger; ``logging`` is loaded when there is first something to say."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 Parts = tuple[str, ...]
 
@@ -138,7 +146,7 @@ class ChangeFeed:
         try:
             self._notify = binding.INotify(nonblocking=True)
         except OSError as exc:
-            _log.info("no inotify for %s (%s): searches walk the files", self.root, exc)
+            _log().info("no inotify for %s (%s): searches walk the files", self.root, exc)
             return
         self._watch_tree(())
 
@@ -191,7 +199,7 @@ class ChangeFeed:
         self._wds.clear()
 
     def _give_up(self, why: object) -> None:
-        _log.info("the change feed of %s stops (%s): searches walk the files", self.root, why)
+        _log().info("the change feed of %s stops (%s): searches walk the files", self.root, why)
         self._stop()
 
     def _watch_tree(self, top: Parts) -> None:

@@ -21,7 +21,6 @@ import json
 import mmap
 import operator
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -120,6 +119,8 @@ def write_saved(target: Path, saved: Saved) -> None:
     Raises:
         OSError: The file could not be written.
     """
+    import tempfile  # (with shutil and random: not loaded by a process that only searches)
+
     arrays: dict[str, _Array] = {
         "indptr": saved.segment.indptr.astype("<i8"),
         "slots": saved.segment.slots.astype("<i4"),

@@ -37,7 +37,6 @@ from __future__ import annotations
 import bisect
 import importlib
 import importlib.util
-import logging
 import os
 import re
 import sys
@@ -46,7 +45,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -65,10 +64,13 @@ from memdir.tools._bm25file import (
     write_saved,
 )
 from memdir.tools._bm25matrix import DocTerms, Segment, doc_terms, merge, score_terms
-from memdir.tools._bm25walk import PROOF_FILE, Proof, read_proof, split_for, write_proof
+from memdir.tools._bm25walk import LISTED, PROOF_FILE, Proof, read_proof, split_for, write_proof
 from memdir.tools._bm25walk import digest as listing_digest
 from memdir.tools._bm25walk import parse as parse_listing
 from memdir.tools._bm25walk import take as take_listing
+
+if TYPE_CHECKING:
+    import logging
 
 __all__ = [
     "INDEX_FILE",
@@ -91,7 +93,13 @@ INDEX_FILE: Final = "bm25-index.bin"
 _COMPACT_SHARE: Final = 0.05
 _COMPACT_MIN: Final = 64
 """Compact once the delta holds this many files and a twentieth of the store."""
-_log = logging.getLogger(__name__)
+
+
+def _log() -> logging.Logger:
+    """This module's logger; ``logging`` is loaded when there is first something to say."""
+    import logging
+
+    return logging.getLogger(__name__)
 
 
 def _english_stopwords() -> frozenset[str]:
@@ -504,7 +512,7 @@ class FileIndex:
             listed_order = np.argsort(fp[:, 0], kind="stable")
             saved = np.argsort(self._fp[:n, 0], kind="stable")
             paths = self._paths
-            if np.array_equal(self._fp[saved], fp[listed_order]) \
+            if np.array_equal(self._fp[saved][:, LISTED], fp[listed_order]) \
                     and list(map(virtuals.__getitem__, listed_order.tolist())) \
                     == list(map(paths.__getitem__, saved.tolist())):
                 self._check_order()
@@ -525,7 +533,7 @@ class FileIndex:
         try:
             write_proof(self._proof_file, self._identity, record)
         except (OSError, ValueError) as exc:  # a read-only state folder: each process checks
-            _log.debug("could not record the listing's digest in %s (%s)",
+            _log().debug("could not record the listing's digest in %s (%s)",
                        self._proof_file, exc)
 
     def _indexed_under(self, virtual: str) -> list[str]:
@@ -623,7 +631,7 @@ class FileIndex:
         try:
             write_saved(target, saved)
         except OSError as exc:
-            _log.warning("could not save the search index to %s (%s); it is rebuilt "
+            _log().warning("could not save the search index to %s (%s); it is rebuilt "
                          "in memory on each start", target, exc)
 
     def _load(self, source: Path) -> None:
@@ -631,7 +639,7 @@ class FileIndex:
         try:
             saved = read_saved(source, self.tokenizer.stemmer)
         except (OSError, SavedIndexError) as exc:
-            _log.warning("ignoring the saved search index %s (%s); rebuilding it", source, exc)
+            _log().warning("ignoring the saved search index %s (%s); rebuilding it", source, exc)
             return
         if saved is None:
             return
@@ -700,7 +708,7 @@ class FileIndex:
 
     def _distrust(self, problem: SavedIndexError) -> None:
         """Drop an index read from a damaged file and build it again from the files."""
-        _log.warning("ignoring the saved search index %s (%s); rebuilding it",
+        _log().warning("ignoring the saved search index %s (%s); rebuilding it",
                      self.saved, problem)
         self._reset()
         if self._feed is not None:  # a new feed: its first poll says "everything"
@@ -798,7 +806,8 @@ def _same_files(listed: tuple[list[str], np.ndarray[Any, Any]], virtuals: list[s
     """Whether a listing holds exactly the walked files (``virtuals``, distinct) and fingerprints.
 
     Each listed path is looked up among the walked ones; the listing holds them
-    all when every one is found and no two are the same walked file.
+    all when every one is found and no two are the same walked file. A listing's
+    fingerprints have the columns :data:`._bm25walk.LISTED` of the walk's.
     """
     paths, rows = listed
     n = len(virtuals)
@@ -808,7 +817,7 @@ def _same_files(listed: tuple[list[str], np.ndarray[Any, Any]], virtuals: list[s
     where = np.fromiter((at.get(p, -1) for p in paths), dtype=np.int64, count=n)
     if n and (int(where.min()) < 0 or int(np.bincount(where, minlength=n).max()) != 1):
         return False
-    return bool(np.array_equal(fp[where], rows))
+    return bool(np.array_equal(fp[where][:, LISTED], rows))
 
 
 def _parts(virtual: str) -> tuple[str, ...] | None:

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["PROOF_FILE", "Listing", "Proof", "digest", "parse", "read_proof", "split_for",
-           "start", "take", "write_proof"]
+__all__ = ["LISTED", "PROOF_FILE", "Listing", "Proof", "digest", "parse", "read_proof",
+           "split_for", "start", "take", "write_proof"]
 
 _VIRTUAL_ROOT = "/memories"
 
@@ -159,10 +159,10 @@ class Listing:
     def result(self) -> tuple[list[str], Any] | None:
         """The listed files (agent paths, in walk order) and their fingerprints.
 
-        The fingerprints are an int64 array of one row per path: inode,
-        modification and change times in nanoseconds, size (the columns of the
-        index's fingerprint). None when :meth:`output` is None or does not have
-        the expected form.
+        The fingerprints are an int64 array of one row per path: inode, change
+        time in nanoseconds, size (the columns :data:`LISTED` of the index's
+        fingerprint). None when :meth:`output` is None or does not have the
+        expected form.
         """
         found = self.output()
         return None if found is None else parse(*found)
@@ -426,15 +426,16 @@ def _recorded_split(root: str) -> tuple[str, ...]:
     return found or ()
 
 
-PROOF_FILE = "bm25-listing-2.proof"
+PROOF_FILE = "bm25-listing-3.proof"
 """Beside the saved index: the record of a listing checked against it (:class:`Proof`).
-Named for its form, so a version that reads the first form (``bm25-listing.proof``)
-keeps its own record when both search the same store, and neither replaces the other's."""
+Named for the listing's form, so versions that list otherwise (``bm25-listing.proof``,
+``bm25-listing-2.proof``: modification times too) keep their own records when they
+search the same store, and none replaces another's."""
 _STATE_DIR = ".memdir"
 """``memdir.store._store.STATE_DIR`` (not imported here: this module loads before the store)."""
 _HEAD_MAX = 1 << 16
 """Bytes read for the split: a record's first two lines (a few folder names)."""
-_PROOF_MAGIC = b"memdir-bm25-listing-2"
+_PROOF_MAGIC = b"memdir-bm25-listing-3"
 _PROOF_MAX = 64 << 20
 """Longest record read (a record lists at most the files changed since the last compaction)."""
 
@@ -457,7 +458,8 @@ def parse(paths: bytes, numbers: bytes) -> tuple[list[str], Any] | None:
 
     ``numbers`` holds one record of :data:`_WIDTH` bytes per file (see
     :data:`_NUMBERS`): each field right-aligned in its columns, blanks before the
-    digits, the times as ten digits of seconds, a point and ten digits of fraction.
+    digits, the change time as ten digits of seconds, a point and ten digits of
+    fraction. The fingerprints have the columns :data:`LISTED`.
     Every byte is checked (in bulk) before a number is read, so a record that
     does not have this form exactly is refused, never guessed at: a number too
     wide for its columns, a time before 1970 or past 2262, a name with a newline.
@@ -469,7 +471,8 @@ def parse(paths: bytes, numbers: bytes) -> tuple[list[str], Any] | None:
     except UnicodeDecodeError:
         return None  # a name the store's own walk would not list either
     if not text or not text.endswith("\0"):
-        return ([], np.zeros((0, 4), dtype=np.int64)) if not text and not numbers else None
+        return ([], np.zeros((0, len(LISTED)), dtype=np.int64)) \
+            if not text and not numbers else None
     virtuals = text[:-1].split("\0")
     n = len(virtuals)
     if len(numbers) != n * _WIDTH:
@@ -479,7 +482,7 @@ def parse(paths: bytes, numbers: bytes) -> tuple[list[str], Any] | None:
     # and points in their columns, room for a blank before the widest inode or
     # size, and digits in each fraction and the last column of every number. Each
     # field then ends in a digit and is set off by a separator, so it holds at
-    # least one number, and six numbers per record means exactly one per field
+    # least one number, and four numbers per record means exactly one per field
     # (no separator between two of its digits: blanks, if any, come first).
     spaced = numbers.translate(_SPACED)
     if _REFUSED in spaced:
@@ -491,17 +494,16 @@ def parse(paths: bytes, numbers: bytes) -> tuple[list[str], Any] | None:
         if not bool(np.all(raw[:, begin:end] >= ord("0"))):
             return None
     values = np.fromstring(spaced, dtype=np.int64, sep=" ")
-    if len(values) != 6 * n:
+    if len(values) != 4 * n:
         return None
-    values = values.reshape(n, 6)  # inode, seconds, tenths of ns, seconds, tenths, size
-    times = values[:, [1, 3]]
-    tenths = values[:, [2, 4]]
-    if int(times.max()) > _LAST_SECOND or bool(np.any(tenths % 10)):
+    values = values.reshape(n, 4)  # inode, seconds, tenths of ns, size
+    seconds, tenths = values[:, 1], values[:, 2]
+    if n and (int(seconds.max()) > _LAST_SECOND or bool(np.any(tenths % 10))):
         return None  # past 2262, or a digit past the nanoseconds: not a form this reads
-    fp = np.empty((n, 4), dtype=np.int64)
+    fp = np.empty((n, len(LISTED)), dtype=np.int64)
     fp[:, 0] = values[:, 0]
-    fp[:, 1:3] = times * _NS + tenths // 10
-    fp[:, 3] = values[:, 5]
+    fp[:, 1] = seconds * _NS + tenths // 10
+    fp[:, 2] = values[:, 3]
     return virtuals, fp
 
 
@@ -516,8 +518,8 @@ def _layout() -> tuple[int, list[tuple[int, int]], list[tuple[int, int]]]:
     fixed: list[tuple[int, int]] = []
     digits: list[tuple[int, int]] = []
     at = 0
-    for name in ("inode", "mtime", "ctime", "size"):
-        if name in ("mtime", "ctime"):
+    for name in ("inode", "ctime", "size"):
+        if name == "ctime":
             point = at + _SECONDS
             fixed.append((point, ord(".")))
             digits += [(point - 1, point), (point + 1, point + 1 + _FRACTION)]
@@ -535,8 +537,17 @@ _INT_WIDTH = 19
 """Columns of an inode number or a size (at most :data:`_MAX_DIGITS` digits used)."""
 _SECONDS = 10
 _TIME_WIDTH = _SECONDS + 1 + _FRACTION
-_NUMBERS = f"%{_INT_WIDTH}i %{_TIME_WIDTH}T@ %{_TIME_WIDTH}C@ %{_INT_WIDTH}s\\n"
-"""What ``find`` prints per file: inode, modification time, change time, size."""
+_NUMBERS = f"%{_INT_WIDTH}i %{_TIME_WIDTH}C@ %{_INT_WIDTH}s\\n"
+"""What ``find`` prints per file: inode, change time, size (see :data:`LISTED`)."""
+LISTED = (0, 2, 3)
+"""The columns of the index's fingerprint (inode, modification and change times, size)
+a listing holds. Not the modification time: every change to a file's data or times
+(a write, a truncation, ``utime``) also sets its change time to the present, which
+cannot be set back, so a file whose inode, change time and size are as saved has the
+saved modification time too, and formatting a second time costs ``find`` about a
+tenth of its time. (Linux since 6.13 gives a change right after a ``stat`` a change
+time finer than the clock tick, so even an edit in the tick the index read the file
+in moves it.)"""
 _LAST_SECOND = (2**63 - 1) // _NS - 1
 """The last second whose nanoseconds fit an int64."""
 _WIDTH, _FIXED, _DIGITS = _layout()
