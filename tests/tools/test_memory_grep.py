@@ -162,6 +162,8 @@ def test_grep_equals_a_naive_line_by_line_search(
         (grep_root / f"f{index}.md").write_bytes(text.encode())
     got = [(h.path, h.line) for h in grep_store(store, pattern, ignore_case=ignore_case)]
     assert got == _naive(grep_root, pattern, ignore_case)
+    once = grep_store(store, pattern, ignore_case=ignore_case, cache=False)
+    assert [(h.path, h.line) for h in once] == got
 
 
 def test_undecodable_bytes_are_searched_as_replacement_characters(store: Store) -> None:
@@ -171,13 +173,15 @@ def test_undecodable_bytes_are_searched_as_replacement_characters(store: Store) 
     assert [h.line for h in grep_store(store, "CAF\ufffd", ignore_case=True)] == [1]
 
 
-def test_files_are_read_folder_by_folder_in_path_order(store: Store) -> None:
+@pytest.mark.parametrize("cache", [True, False])
+def test_files_are_read_folder_by_folder_in_path_order(store: Store, cache: bool) -> None:
     for path in ["/memories/a/x.md", "/memories/a-b/y.md", "/memories/a.md",
-                 "/memories/a/y/z.md", "/memories/a/zz.md", "/memories/b.md"]:
+                 "/memories/a/y/z.md", "/memories/a/zz.md", "/memories/b.md",
+                 "/memories/a/y.md", "/memories/a/y-z/w.md", "/memories/a b/c.md"]:
         store.write(path, f"---\nname: {path.rsplit('/', 1)[1][:-3]}\ndescription: d\n---\n"
                           f"needle in {path}\n")
-    hits = [h.path for h in grep_store(store, "needle")]
-    assert hits == sorted(store.files()) and len(hits) == 6
+    hits = [h.path for h in grep_store(store, "needle", cache=cache)]
+    assert hits == sorted(store.files()) and len(hits) == 9
 
 
 def test_a_file_swapped_for_a_link_after_the_walk_is_not_followed(store: Store,

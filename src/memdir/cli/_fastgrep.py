@@ -46,8 +46,10 @@ def grep_output(store: Store, pattern: str, path: str, max_results: int | None,
     """
     from memdir.tools._grep import grep_store, grep_text
 
+    # One search per process: the files are read as the search reaches them and
+    # let go, not kept in the store's text cache for a next search there is none of.
     if as_json:
-        found = grep_store(store, pattern, path, ignore_case)
+        found = grep_store(store, pattern, path, ignore_case, cache=False)
         limit = None if max_results is None else max_results + 1
         hits = list(itertools.islice(found, limit))
         complete = max_results is None or len(hits) <= max_results
@@ -60,7 +62,7 @@ def grep_output(store: Store, pattern: str, path: str, max_results: int | None,
     # The grep tool's own text, so it is the model's, without building the whole
     # read set (its other tools' schemas) or an event loop for one call.
     return grep_text(store, pattern, path, 50 if max_results is None else max_results,
-                     ignore_case)
+                     ignore_case, cache=False)
 
 
 def emit(text: str, *, as_json: bool = False) -> None:

@@ -98,27 +98,46 @@ def _bounded(rx: regex.Pattern[str]) -> _Search:
     return search
 
 
-def _memory_files(store: Store, path: str) -> Iterator[tuple[str, bytes | None]]:
-    """Each memory file at or below ``path``, sorted, with its bytes.
+def _memory_files(
+    store: Store, path: str, cache: bool
+) -> Iterator[list[tuple[str, bytes | None]]]:
+    """Each memory file at or below ``path``, sorted, with its bytes, in batches.
 
-    The store's own walk decides which files are memory files; they come from the
-    store's text cache (:mod:`memdir.tools._textcache`), kept in step with the files
-    through the change feed. A file that vanished meanwhile comes with None.
+    The store's own walk decides which files are memory files. With ``cache`` they
+    come from the store's text cache (:mod:`memdir.tools._textcache`), kept in step
+    with the files through the change feed; without it each is read as its batch
+    is reached and nothing is kept (:func:`~memdir.tools._textcache.read_once`).
+    A file that vanished meanwhile comes with None.
     """
     target = store.resolve(path)
     kind = store.kind(target.virtual)
     if kind == "file":
         if target.virtual.endswith(".md"):
             try:  # through the store's handles: no link is followed
-                yield target.virtual, store.read_bytes(target.virtual)
+                yield [(target.virtual, store.read_bytes(target.virtual))]
             except StoreError:
-                yield target.virtual, None
+                yield [(target.virtual, None)]
         return
     if kind != "dir":
         raise StoreError(f"{target.virtual} does not exist. View {ROOT} to see the store.")
-    from memdir.tools._textcache import cache_for
+    from memdir.tools._textcache import cache_for, read_once
 
-    yield from cache_for(store).files(target.virtual)
+    if cache:
+        files = cache_for(store).files(target.virtual)
+        for start in range(0, len(files), _BATCH):
+            yield files[start : start + _BATCH]
+        return
+    batch: list[tuple[str, bytes | None]] = []
+    held = 0
+    for virtual, data in read_once(store, target.virtual):
+        batch.append((virtual, data))
+        held += 0 if data is None else len(data)
+        if len(batch) >= _BATCH or held >= _BATCH_BYTES:
+            yield batch
+            batch.clear()  # the search is done with it: its bytes go before more are read
+            held = 0
+    if batch:
+        yield batch
 
 
 def _text(data: bytes) -> str:
@@ -256,14 +275,13 @@ def _plan(pattern: str, ignore_case: bool) -> _Plan:
 
 
 def _scan(
-    store: Store, pattern: str, path: str, ignore_case: bool
+    store: Store, pattern: str, path: str, ignore_case: bool, cache: bool = True
 ) -> Iterator[tuple[str, list[tuple[int, str]]]]:
     search = _bounded(_compile(pattern, ignore_case))
     plan = _plan(pattern, ignore_case)
-    files = list(_memory_files(store, path))
-    for start in range(0, len(files), _BATCH):
+    for batch in _memory_files(store, path, cache):
         remaining()  # the deadline holds between files too
-        for virtual, data in _candidates(files[start : start + _BATCH], plan):
+        for virtual, data in _candidates(batch, plan):
             hits = _file_hits(search, _text(data), plan)
             if hits:
                 yield virtual, hits
@@ -271,6 +289,8 @@ def _scan(
 
 _BATCH = 2048
 """Files sifted between two checks of the deadline."""
+_BATCH_BYTES = 4 * 1024 * 1024
+"""Most bytes of files read but not yet sifted, when they are not cached."""
 
 
 def _candidates(
@@ -285,15 +305,26 @@ def _candidates(
 
 
 def grep_store(
-    store: Store, pattern: str, path: str = ROOT, ignore_case: bool = False
+    store: Store, pattern: str, path: str = ROOT, ignore_case: bool = False,
+    *, cache: bool = True,
 ) -> Iterator[GrepHit]:
     """Every line below ``path`` matching ``pattern``, in path and line order.
+
+    Args:
+        store: The store.
+        pattern: A Python regular expression.
+        path: The folder or file to search.
+        ignore_case: Match letters regardless of case.
+        cache: Keep the files' bytes in the store's text cache for the next search
+            (a server, an agent's loop). False reads each file once and keeps
+            nothing, for a process that searches once: its memory then holds one
+            batch of files, not the store.
 
     Raises:
         ToolError: The pattern is not a valid regular expression.
         StoreError: ``path`` is not a valid place in the store.
     """
-    for virtual, hits in _scan(store, pattern, path, ignore_case):
+    for virtual, hits in _scan(store, pattern, path, ignore_case, cache):
         for number, line in hits:
             yield GrepHit(virtual, number, line.removesuffix("\r"))
 
@@ -325,11 +356,12 @@ def _trim(text: str, column: int) -> str:
 
 
 def grep_text(store: Store, pattern: str, path: str = ROOT, max_results: int = 50,
-              ignore_case: bool = False) -> str:
+              ignore_case: bool = False, *, cache: bool = True) -> str:
     """The text the ``grep`` tool answers with: a summary line, then the hits shown.
 
-    The tool calls this; ``memdir grep`` calls it too, without an event loop.
-    Its time is bounded by the deadline of the call it runs in (:func:`remaining`).
+    The tool calls this; ``memdir grep`` calls it too, without an event loop and
+    without ``cache`` (see :func:`grep_store`). Its time is bounded by the
+    deadline of the call it runs in (:func:`remaining`).
 
     Raises:
         ToolError: A bad argument, or the search ran out of time.
@@ -349,7 +381,7 @@ def grep_text(store: Store, pattern: str, path: str = ROOT, max_results: int = 5
     total = 0
     files = 0
     try:
-        for virtual, hits in _scan(store, pattern, path, ignore_case):
+        for virtual, hits in _scan(store, pattern, path, ignore_case, cache):
             total += len(hits)
             files += 1
             for number, line in hits[: max_results - len(shown)]:

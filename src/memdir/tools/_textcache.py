@@ -15,25 +15,39 @@ changes nothing but speed.
 
 Costs: each use grows with the changes since the last one (a walk of every file
 without a live feed, and for the first two uses: the feed watches from the second
-on, so a process that greps once pays no watch per folder), plus the reads of files
-beyond the bound.
+on), plus the reads of files beyond the bound.
+
+A process that searches once (``memdir grep``) has nothing to keep the bytes for:
+:func:`read_once` gives it the same files in the same order, read one at a time
+and let go, so its memory does not grow with the store.
 """
 
 from __future__ import annotations
 
 import bisect
 import os
+import stat
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 from memdir.store import ROOT, Store
+from memdir.store._deadline import check_deadline
 from memdir.store._feed import ChangeFeed
-from memdir.store._paths import open_dir, open_root, posix_parts, read_at, to_virtual
-from memdir.store._tree import memory_files, nodes_at
+from memdir.store._paths import (
+    _READ_FLAGS,
+    NamePolicy,
+    open_dir,
+    open_root,
+    posix_parts,
+    read_at,
+    to_virtual,
+)
+from memdir.store._tree import _encodable, memory_files, nodes_at
 
-__all__ = ["CACHE_BYTES", "TextCache", "cache_for"]
+__all__ = ["CACHE_BYTES", "TextCache", "cache_for", "read_once"]
 
 CACHE_BYTES: Final = 512 * 1024 * 1024
 """Most file bytes one store's cache holds in memory."""
@@ -235,3 +249,151 @@ def cache_for(store: Store) -> TextCache:
                 _CACHES.popitem(last=False)[1].close()
         _CACHES.move_to_end(store.root)
         return cache
+
+
+_OPEN_LEVELS: Final = 32
+"""Most folder handles :func:`read_once` holds down one path; those above are reopened."""
+
+
+def read_once(store: Store, under: str = ROOT) -> Iterator[tuple[str, bytes | None]]:
+    """Each memory file at or below the folder ``under``, as :meth:`TextCache.files` gives it.
+
+    The same files in the same order (sorted by path), each read when it is
+    reached and held by nobody after: memory holds the listings of the folders
+    on the way down to the current file and that file's bytes, however big the
+    store. The rules are the store's walk's (:func:`~memdir.store._tree.memory_files`):
+    hidden names are skipped, nothing is followed, and only regular files whose
+    names the store accepts are read. A folder's entries are sorted with each
+    subfolder named ``name/``, which is where its files fall among full paths,
+    so the walk needs no list of the whole store to come out in path order.
+
+    A file that vanished (or was swapped for anything but a regular file)
+    between its folder's listing and its read comes with None.
+
+    Cost: one listing per folder and one open, ``fstat`` and read per memory file
+    (the listing's entry types tell folders, links and files apart, so no file is
+    stat'ed twice).
+    """
+    parts = posix_parts(under)
+    if any(part.startswith(".") for part in parts):
+        return  # the store's walk never enters a hidden folder
+    root_fd = open_root(store.root)
+    path: list[_Level] = []
+    try:
+        try:
+            path.append(_Level(parts, open_dir(root_fd, parts), store.names))
+        except OSError:
+            return
+        while path:
+            level = path[-1]
+            entry = next(level.entries, None)
+            if entry is None or level.handle(root_fd) < 0:
+                path.pop().release()
+                continue
+            fd = level.fd
+            _, name, is_dir = entry
+            if not is_dir:
+                yield level.prefix + name, _read_regular(fd, name)
+                continue
+            check_deadline()  # between folders, as the store's walk does
+            try:
+                child = open_dir(fd, (name,))
+            except OSError:
+                continue  # gone meanwhile, or no longer a folder
+            path.append(_Level((*level.parts, name), child, store.names))
+            if len(path) > _OPEN_LEVELS:
+                path[-_OPEN_LEVELS - 1].release()
+    finally:
+        for level in path:
+            level.release()
+        os.close(root_fd)
+
+
+class _Level:
+    """One folder on :func:`read_once`'s way down: its handle and its entries still to visit."""
+
+    __slots__ = ("entries", "fd", "parts", "prefix")
+
+    def __init__(self, parts: tuple[str, ...], fd: int, names: NamePolicy) -> None:
+        self.parts = parts
+        self.prefix = to_virtual(parts) + "/"
+        self.fd = fd
+        try:
+            found = _listing(fd, names)
+        except OSError:
+            found = []  # unreadable meanwhile: as the store's walk, nothing in it
+        self.entries = iter(found)
+
+    def handle(self, root_fd: int) -> int:
+        """The folder's handle, reopened from the root if it was let go; -1 if it is gone."""
+        if self.fd < 0:
+            try:
+                self.fd = open_dir(root_fd, self.parts)
+            except OSError:
+                self.entries = iter(())
+        return self.fd
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _listing(fd: int, names: NamePolicy) -> list[tuple[str, str, bool]]:
+    """A folder's subfolders and memory-file candidates as (sort key, name, is a folder), sorted."""
+    found: list[tuple[str, str, bool]] = []
+    suffixes = names.suffixes
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue  # hidden, the store's own state, temporary files
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    found.append((name + "/", name, True))
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue  # a link, a FIFO, a socket, a device
+            except OSError:
+                continue  # gone meanwhile
+            if not (name.endswith(suffixes) if suffixes is not None else names.is_file_name(name)):
+                continue
+            if name.isascii() or _encodable(name):
+                found.append((name, name, False))
+    found.sort()
+    return found
+
+
+def _read_regular(dir_fd: int, name: str) -> bytes | None:
+    """The bytes of the regular file ``name`` in a folder, or None (gone, a link, not a file).
+
+    What :func:`~memdir.store._paths.read_at` reads, with its flags (no link
+    followed, no FIFO waited on), in one ``read`` for a file that keeps its
+    size: a read asking for one byte more than the file holds and getting
+    exactly its size has reached the end, where ``read_at`` asks again to see
+    nothing come. A file that grew or shrank meanwhile is read on to its end.
+    """
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        size = st.st_size
+        data = os.read(fd, min(size + 1, _READ_CHUNK))
+        if len(data) == size:
+            return data
+        parts = [data]
+        while chunk := os.read(fd, _READ_CHUNK):
+            parts.append(chunk)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+_READ_CHUNK: Final = 1 << 20
+"""Most bytes asked of one ``read``."""
