@@ -8,13 +8,17 @@ from dataclasses import dataclass, field
 from memdir.browse._state import StoreState
 from memdir.store import ROOT, Heading, StoreError
 
-__all__ = ["FILES_SHOWN", "HEADINGS_FILES", "Node", "build_nodes"]
+__all__ = ["ENTRIES_SHOWN", "FILES_SHOWN", "HEADINGS_FILES", "Node", "build_nodes"]
 
 HEADINGS_FILES = 200
 """Headings are listed under each file when the tree shows at most this many files."""
 FILES_SHOWN = 1000
 """Past this many files, folders below the top are shown collapsed, each with a link
 that opens it as the top of the tree (the page stays small on a store of thousands)."""
+ENTRIES_SHOWN = 2000
+"""At most this many folders and files are drawn: the tree is shown level by level from
+the top while the levels fit, and the folders of the last level drawn open on their own
+page. A page therefore stays well under a megabyte however many folders the store has."""
 
 
 @dataclass
@@ -31,6 +35,8 @@ class Node:
     """Files at or below this node."""
     collapsed: bool = False
     """The folder's files are left out of this page (open the folder to see them)."""
+    left_out: int = 0
+    """Children of this node not drawn, past :data:`ENTRIES_SHOWN` (the top node only)."""
 
     @property
     def name(self) -> str:
@@ -114,7 +120,31 @@ def build_nodes(state: StoreState, needle: str = "", under: str = ROOT) -> tuple
         for child in root.children:
             if child.is_dir:
                 _collapse(child)
+    _limit_levels(root, ENTRIES_SHOWN)
     return root, len(rows)
+
+
+def _limit_levels(top: Node, budget: int) -> None:
+    """Draw whole levels below ``top`` while they fit in ``budget`` entries.
+
+    The folders of the last level that fits keep their counts and an open link, and
+    lose their children; when even the first level does not fit, it is cut at
+    ``budget`` and :attr:`Node.left_out` says how many entries are missing.
+    """
+    if len(top.children) > budget:
+        top.left_out = len(top.children) - budget
+        top.children = top.children[:budget]
+    level, drawn = top.children, len(top.children)
+    while level:
+        below = [c for node in level for c in node.children]
+        if drawn + len(below) <= budget:
+            level, drawn = below, drawn + len(below)
+            continue
+        for node in level:
+            if node.children:
+                node.children = []
+                node.collapsed = True
+        return
 
 
 def _collapse(top: Node) -> None:
