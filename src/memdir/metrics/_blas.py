@@ -35,7 +35,7 @@ def one_blas_thread() -> Iterator[None]:
     Only libraries already loaded are limited (numpy's is, once ``numpy`` is
     imported); a library loaded inside the block keeps its own count.
     """
-    from threadpoolctl import (  # type: ignore[import-untyped]  # scikit-learn requires it
+    from threadpoolctl import (  # a dependency (scikit-learn requires it too)
         ThreadpoolController,  # a few tens of ms to import: only where a measurement runs
     )
 
