@@ -22,7 +22,6 @@ from memdir.metrics._alarms import (
     find_stale_facts,
     lost_facts,
 )
-from memdir.metrics._blas import one_blas_thread
 from memdir.metrics._measure import Measurer, StoreMetrics, measure_store, read_state
 from memdir.metrics._shape import SHAPE_COLUMNS
 from memdir.metrics._tree import collector_paused
@@ -201,11 +200,9 @@ def health_report(
         measurer: Settings (seed, heading depth) and caches (by default a measurer that
             keeps no label counts past B1: one state is measured).
 
-    The cycle collector is paused while it runs (:func:`collector_paused`), and BLAS
-    runs at one thread (:func:`memdir.metrics._blas.one_blas_thread`: the same floats,
-    without a second thread spinning between B3's dense products).
+    The cycle collector is paused while it runs (:func:`collector_paused`).
     """
-    with collector_paused(), one_blas_thread():
+    with collector_paused():
         return _health_report(store, reference, thresholds, measurer)
 
 

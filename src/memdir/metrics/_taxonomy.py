@@ -33,7 +33,6 @@ import numpy as np
 from scipy import sparse
 
 from memdir.metrics._b3 import GroupSums, NearestOther, Sums, nearest_other
-from memdir.metrics._blas import started_blas_threads
 from memdir.metrics._pairs import similar_pairs, unique_first
 from memdir.metrics._text import TfidfCache, cosine_rows, row_runs
 from memdir.metrics._tree import StoreTree, Unit
@@ -358,8 +357,7 @@ def _b2(matrix: sparse.csr_matrix, groups: np.ndarray, sums: Sums
     n = matrix.shape[0]
     norms = row_squares(matrix)
     total = np.asarray(matrix.sum(axis=0)).ravel()
-    with started_blas_threads():  # a long dot product: its floats follow the thread count
-        all_sum = (float(total @ total) - norms.sum()) / 2.0
+    all_sum = (float(total @ total) - norms.sum()) / 2.0
     all_count = n * (n - 1) / 2.0
     sizes = np.bincount(groups)
     group_sq = _group_squares(sums)
