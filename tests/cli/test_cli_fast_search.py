@@ -123,7 +123,7 @@ def test_a_new_process_finds_the_saved_index_by_the_listing_and_still_sees_edits
     virtual = "/memories/" + target.relative_to(sample_dir).as_posix()
     assert f"1. {virtual} (score" in edited.stdout
     later = _memdir(*args, _search(query="zora"))  # the record names the edited file
-    assert later.stdout == edited.stdout and _report(later)[2] == 0 and _numpy(later)
+    assert later.stdout == edited.stdout and _report(later)[2] == 0 and not _numpy(later)
 
 
 @pytest.mark.skipif(shutil.which("find") is None or not hasattr(os, "memfd_create"),

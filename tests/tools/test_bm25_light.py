@@ -3,6 +3,7 @@ scores and text as the index gives, and every doubtful case handed to the index.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -171,7 +172,8 @@ def test_no_record_yet_hands_the_listing_to_the_index(tmp_path: Path) -> None:
     assert _light(store, "w1") is not None
 
 
-def test_an_edit_after_the_record_is_left_to_the_index_and_seen(tmp_path: Path) -> None:
+def test_an_edit_after_the_record_is_left_to_the_index_then_read_again_lightly(
+        tmp_path: Path) -> None:
     store = _mixed_store(tmp_path / "s", 6)
     _recorded(store)
     target = next(store.root.rglob("f1.md"))
@@ -181,11 +183,75 @@ def test_an_edit_after_the_record_is_left_to_the_index_and_seen(tmp_path: Path) 
     answer = search_now(store, "zoraword")
     virtual = "/memories/" + target.relative_to(store.root).as_posix()
     assert f"1. {virtual} (score" in answer
-    # That process recorded the changed file: later ones are the index's too, and see it.
-    assert _light(store, "zoraword") is None
+    # That process recorded the changed file: later ones read it again, and see it.
+    light = _light(store, "zoraword")
+    assert light is not None and [h.path for h in light.hits] == [virtual]
     _bm25index._INDEXES.clear()
     _bm25walk.start(str(store.root), store.names.suffixes)
     assert search_now(store, "zoraword") == answer
+    assert store.root not in _bm25index._INDEXES
+
+
+def _changed(store: Store, change: str) -> None:
+    """One change made outside memdir, then the new process that notices and records it."""
+    root = store.root
+    if change == "edit":  # new words, one of them in no saved file
+        path = next(root.rglob("f2.md"))
+        path.write_text(path.read_text() + "\nnovelword café w1 w1 w1\n")
+    elif change == "add":
+        (root / "a" / "b" / "new.md").write_text(note("new", "w1 w2 novelword größe"))
+    elif change == "remove":
+        next(root.rglob("f3.md")).unlink()
+    elif change == "rename":
+        path = next(root.rglob("f4.md"))
+        path.rename(root / "c" / "d" / "e" / "moved.md")
+    elif change == "folder":  # a whole folder gone, another file changed beside it
+        shutil.rmtree(root / "a" / "b")
+        (root / "ab").mkdir(exist_ok=True)
+        (root / "ab" / "fresh.md").write_text(note("fresh", "novelword w5 w5"))
+    _bm25index._INDEXES.clear()
+    _bm25walk.start(str(root), store.names.suffixes)
+    FileIndex(store, saved=saved_index(store)).refresh()  # walks once, records what differs
+    _bm25index._INDEXES.clear()
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "remove", "rename", "folder"])
+def test_files_a_record_names_are_read_again_as_the_index_reads_them(
+        tmp_path: Path, change: str) -> None:
+    store = _mixed_store(tmp_path / "s", 10)
+    _recorded(store)
+    _changed(store, change)
+    record = (saved_index(store).parent / _bm25walk.PROOF_FILE).read_text()
+    assert record.splitlines()[-1] != "[]"  # it names what changed
+    for query, k, path in [*_QUERIES, ("novelword w1", 10, ROOT), ("novelword", 5, "/memories/a"),
+                           ("w5 novelword", 3, "/memories/ab")]:
+        if not (store.root / path.removeprefix(ROOT).lstrip("/")).is_dir():
+            continue  # (the folder was removed)
+        light = _light(store, query, k, path)
+        assert light is not None, query
+        index, text = _full(store, query, k, path)
+        folder = _scope(store, k, path)
+        assert light.hits == index.search(query, k, folder.virtual), query
+        assert all(light.weights[t] == index.idf(t) for t in Tokenizer()(query)), query
+        assert _report(store, light, query, folder, light.hits) == text, query
+
+
+def test_changes_the_index_would_compact_are_left_to_it(tmp_path: Path) -> None:
+    # 40 changed files make 80 changed slots (40 gone, 40 read again): enough for an
+    # index to fold them into a new saved file. One that folds only past 1,000 recorded
+    # them instead; a light search then leaves them to the index, which folds them.
+    store = _mixed_store(tmp_path / "s", 11, files=80)
+    _recorded(store)
+    for path in sorted(store.root.rglob("f*.md"))[:40]:
+        path.write_text(path.read_text() + "\nmore w9\n")
+    _bm25walk.start(str(store.root), store.names.suffixes)
+    FileIndex(store, saved=saved_index(store), compact_min=1000).refresh()
+    record = (saved_index(store).parent / _bm25walk.PROOF_FILE).read_text()
+    assert len(json.loads(record.splitlines()[-1])) == 40
+    assert _light(store, "w9") is None
+    before = saved_index(store).stat().st_ino
+    search_now(store, "w9")
+    assert saved_index(store).stat().st_ino != before  # compacted and saved anew
 
 
 def test_an_index_of_another_version_or_stemmer_is_left_to_the_index(tmp_path: Path) -> None:

@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from memdir.store import ROOT, Store, StoreError
+from memdir.store import ROOT, Store
 from memdir.store._feed import ChangeFeed
 from memdir.store._paths import open_root, to_virtual
 from memdir.store._store import STATE_DIR
-from memdir.store._tree import memory_files, nodes_at
+from memdir.store._tree import memory_files
+from memdir.tools._bm25changes import COMPACT_MIN, compact_at, memory_at, parts_of, read_text
 from memdir.tools._bm25file import (
     INDEX_FILE,
     Saved,
@@ -81,9 +82,6 @@ __all__ = [
 ]
 
 _CACHED_STORES: Final = 8
-_COMPACT_SHARE: Final = 0.05
-_COMPACT_MIN: Final = 64
-"""Compact once the delta holds this many files and a twentieth of the store."""
 
 
 def _log() -> logging.Logger:
@@ -123,7 +121,7 @@ class FileIndex:
         b: float = B,
         saved: Path | None = None,
         feed: bool = True,
-        compact_min: int = _COMPACT_MIN,
+        compact_min: int = COMPACT_MIN,
     ) -> None:
         self.store = store
         self.tokenizer = Tokenizer()
@@ -258,7 +256,7 @@ class FileIndex:
         return changed or first
 
     def _compact_at(self) -> float:
-        return max(self._compact_min, _COMPACT_SHARE * self._n_live())
+        return compact_at(self._n_live(), self._compact_min)
 
     def _churn(self) -> int:
         """Slots past the compacted ones, and compacted slots whose file changed or went."""
@@ -267,18 +265,7 @@ class FileIndex:
 
     def _walk(self, parts: tuple[str, ...]) -> dict[str, _Key]:
         """The memory files at or under ``parts`` now, with their fingerprints."""
-        try:
-            root_fd = open_root(self.store.root)
-        except OSError:
-            return {}
-        try:
-            nodes = nodes_at(root_fd, parts, names=self.store.names)
-        except OSError:
-            return {}
-        finally:
-            os.close(root_fd)
-        return {n.virtual: (n.ino, n.mtime_ns, n.ctime_ns, n.size)
-                for n in nodes if n.kind == "memory"}
+        return memory_at(self.store, parts)
 
     def _compare_at(self, changed: Iterable[tuple[str, ...]]
                     ) -> tuple[list[tuple[str, _Key]], list[str]]:
@@ -315,7 +302,7 @@ class FileIndex:
         listed = self._check_listing()
         if isinstance(listed, tuple):
             # Only the files the proof names can differ from the saved ones.
-            return self._compare_at(p for v in listed if (p := _parts(v)) is not None)
+            return self._compare_at(p for v in listed if (p := parts_of(v)) is not None)
         try:
             root_fd = open_root(self.store.root)
         except OSError:
@@ -442,7 +429,7 @@ class FileIndex:
     def _add(self, virtual: str, key: _Key) -> None:
         if virtual in self._slot_of:
             self._drop(virtual)
-        text = _read(self.store, virtual)
+        text = read_text(self.store, virtual)
         terms = doc_terms(*self.tokenizer.counts(index_text(virtual, text)), self._vocab_dict())
         self.tokenized += 1
         slot = len(self._paths)
@@ -687,18 +674,6 @@ def _same_files(listed: tuple[list[str], np.ndarray[Any, Any]], virtuals: list[s
     return bool(np.array_equal(fp[where][:, LISTED], rows))
 
 
-def _parts(virtual: str) -> tuple[str, ...] | None:
-    """The components of an agent path below the root; None for one no walk may follow."""
-    if virtual == ROOT:
-        return ()
-    if not virtual.startswith(ROOT + "/"):
-        return None
-    parts = tuple(virtual[len(ROOT) + 1:].split("/"))
-    if any(p in ("", ".", "..") or "\0" in p for p in parts):
-        return None
-    return parts
-
-
 def _first(item: tuple[str, os.stat_result]) -> str:
     return item[0]
 
@@ -725,13 +700,6 @@ def _top(scores: np.ndarray[Any, Any], paths: list[str], k: int) -> list[Hit]:
         positive = positive[scores[positive] >= kth]
     order = sorted(positive.tolist(), key=lambda i: (-float(scores[i]), paths[i]))[:k]
     return [Hit(paths[i], float(scores[i])) for i in order]
-
-
-def _read(store: Store, virtual: str) -> str:
-    try:
-        return store.read_bytes(virtual).decode("utf-8", errors="replace")
-    except StoreError:
-        return ""  # removed or replaced since the walk
 
 
 _INDEXES: OrderedDict[Path, FileIndex] = OrderedDict()

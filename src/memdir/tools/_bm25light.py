@@ -3,9 +3,11 @@
 A ``memdir tool`` search lists the store with ``find`` while it imports
 (:mod:`memdir.tools._bm25walk`). When that listing is byte for byte one whose
 record beside the saved index (:func:`memdir.tools._bm25walk.read_proof`) says
-it holds exactly that index's files and fingerprints, nothing changed since the
-index was saved, and the answer needs only the postings of the query's few
-terms and each file's length. Those are read here from the mapped file
+where it differs from that index's files and fingerprints (usually nowhere),
+the answer needs only the postings of the query's few terms, each file's
+length, and the files at the paths the record names, walked and read again as
+the index reads them (:mod:`memdir.tools._bm25changes`); of those files only
+the counts of the query's terms are kept. The rest is read here from the mapped file
 (:mod:`struct`, ``memoryview.cast``), and the scores are summed in Python, one
 IEEE operation after another in the order :func:`memdir.tools._bm25matrix.score_terms`
 does them in float64 (its element-wise products and quotients, then
@@ -17,10 +19,11 @@ than the rest of its imports together.
 
 Anything else is the index's (:func:`search` returns None and hands the
 listing back for it to take): no listing, a listing that differs from the
-recorded one or a record that names changed files, no saved index or one of
-another version, a file this reader cannot check, a host that is not
-little-endian, or terms whose postings are long enough that numpy's arrays
-answer faster. The index then meets the same listing and decides as it always
+recorded one, no saved index or one of another version, a file this reader
+cannot check, a host that is not little-endian, terms whose postings are long
+enough that numpy's arrays answer faster, a record naming a folder with many
+saved files, or changes enough for the index to fold them into a new saved
+file (it then does). The index then meets the same listing and decides as it always
 has, including warning about a saved file it cannot use; nothing found wrong
 here is answered from.
 
@@ -33,8 +36,8 @@ the vocabulary's count, and the query terms' postings (slots that exist,
 counts of at least one), as the index checks them.
 
 Cost: the listing's digest (a pass over its bytes), the vocabulary's text,
-each file's length (summed for the mean), the saved paths split once, and the
-postings of the query's terms.
+each file's length (summed for the mean), a count of the saved paths' NULs,
+the postings of the query's terms, and the files the record names.
 """
 
 from __future__ import annotations
@@ -47,7 +50,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from memdir.store import ROOT
+from memdir.store._paths import to_virtual
 from memdir.store._store import STATE_DIR
+from memdir.tools._bm25changes import compact_at, memory_at, parts_of, read_text
 from memdir.tools._bm25layout import (
     INDEX_FILE,
     ITEMSIZE,
@@ -56,7 +61,7 @@ from memdir.tools._bm25layout import (
     SavedTerms,
     open_saved,
 )
-from memdir.tools._bm25terms import K1, B, Hit, LineMatch, Tokenizer, best_lines, idf
+from memdir.tools._bm25terms import K1, B, Hit, LineMatch, Tokenizer, best_lines, idf, index_text
 from memdir.tools._bm25walk import PROOF_FILE, read_proof, restore, take
 
 if TYPE_CHECKING:
@@ -129,9 +134,9 @@ def _answer(store: Store, listing: Listing, tokenizer: Tokenizer, query: str, k:
         return None
     try:
         proof = read_proof(str(saved.parent / PROOF_FILE), mapped.identity)
-        if proof is None or proof.changed or proof.digest != listing.digest():
+        if proof is None or proof.digest != listing.digest():
             return None
-        return _Reader(mapped).answer(tokenizer, query, k, under)
+        return _Reader(mapped).answer(store, proof.changed, tokenizer, query, k, under)
     finally:
         mapped.buffer.close()
 
@@ -159,13 +164,19 @@ class _Reader:
             raise SavedIndexError(f"its {name!r} array is described wrongly")
         return self._mapped.buffer[offset: offset + count]
 
-    def answer(self, tokenizer: Tokenizer, query: str, k: int, under: str) -> Answer | None:
-        """The search's answer, or None where the index answers sooner (long postings)."""
-        views = [self._array(name) for name in ("indptr", "slots", "tf", "lengths")]
-        indptr, slots, tf, lengths = views
+    def answer(self, store: Store, changed: tuple[str, ...], tokenizer: Tokenizer, query: str,
+               k: int, under: str) -> Answer | None:
+        """The search's answer, or None where the index answers sooner or must compact.
+
+        ``changed`` are the paths the record names: they are walked and their
+        files read as the index walks and reads them (:mod:`._bm25changes`).
+        """
+        views = [self._array(name) for name in (
+            "indptr", "slots", "tf", "lengths", "ino", "mtime_ns", "ctime_ns", "size")]
+        indptr, slots, tf, lengths = views[:4]
         try:
             if len(indptr) != self.n_terms + 1 or len(slots) != len(tf) \
-                    or len(lengths) != self.n_files:
+                    or any(len(view) != self.n_files for view in views[3:]):
                 raise SavedIndexError("its arrays do not fit its vocabulary and files")
             if indptr[0] != 0 or indptr[-1] != len(slots):
                 raise SavedIndexError("its posting offsets are out of order")
@@ -182,22 +193,43 @@ class _Reader:
             postings = {t: self._postings(slots, tf, start, end)
                         for t, (start, end) in where.items()}
             length = lengths.tolist()
+            paths = _Paths(self._blob("paths"), self.n_files)
+            delta = _Delta.of(store, changed, paths, views[4:], tokenizer) if changed else _NO_DELTA
         finally:
             for view in views:
                 view.release()
+        if delta is None:
+            return None
+        return self._scored(postings, length, paths, delta, tokenizer, k, under)
+
+    def _scored(self, postings: dict[str, tuple[list[int], list[int]]], length: list[int],
+                paths: _Paths, delta: _Delta, tokenizer: Tokenizer, k: int, under: str
+                ) -> Answer | None:
+        """The answer from the query terms' saved postings and the files read again."""
         if length and min(length) < 0:
             raise SavedIndexError("it gives a file a negative length")
-        weights = {t: idf(self.n_files, len(found)) if found else 0.0
-                   for t, (found, _) in postings.items()}
-        terms = []
+        n = self.n_files
+        live = n - len(delta.dead) + len(delta.names)
+        if delta.names or delta.dead:
+            if len(delta.names) + len(delta.dead) >= compact_at(live):
+                return None  # the index folds these changes into a new saved file
+        total = sum(length) - sum(length[slot] for slot in delta.dead) + sum(delta.lengths)
+        length += delta.lengths  # the new files' slots follow the saved ones, as the index's
+        tables: dict[str, dict[int, int]] = {}
         for t, (found, counts) in postings.items():
-            if found:
-                table = dict(zip(found, counts, strict=True))
-                if len(table) != len(found):
-                    raise SavedIndexError("its postings name a file twice for one term")
-                terms.append((weights[t], table))
-        scorer = _Scorer(length, terms)
-        paths = _Paths(self._blob("paths"), self.n_files)
+            table = dict(zip(found, counts, strict=True))
+            if len(table) != len(found):
+                raise SavedIndexError("its postings name a file twice for one term")
+            for slot in delta.dead.intersection(table):
+                del table[slot]
+            for j, held in enumerate(delta.counts):
+                if count := held.get(t, 0):
+                    table[n + j] = count
+            tables[t] = table
+        weights = {t: idf(live, len(table)) if table else 0.0 for t, table in tables.items()}
+        scorer = _Scorer(length, total / live if total > 0 else 1.0,
+                         [(weights[t], table) for t, table in tables.items() if table])
+        name = _Names(paths, delta.names)
         if under == ROOT:
             scores = scorer.best(k)
         else:
@@ -205,8 +237,11 @@ class _Reader:
             # is a range of slots; UTF-8 bytes sort as the strings do.
             prefix = (under.rstrip("/") + "/").encode("utf-8")
             lo = bisect.bisect_left(paths, prefix)
-            scores = scorer.best(k, range(lo, bisect.bisect_left(paths, prefix[:-1] + b"0", lo)))
-        return Answer(_top(scores, paths, k), tokenizer, weights)
+            scope = _Scope(range(lo, bisect.bisect_left(paths, prefix[:-1] + b"0", lo)),
+                           {n + j for j, v in enumerate(delta.names)
+                            if v.startswith(prefix.decode("utf-8"))})
+            scores = scorer.best(k, scope)
+        return Answer(_top(scores, name, k), tokenizer, weights)
 
     def _postings(self, slots: memoryview[int], tf: memoryview[int], start: int, end: int
                   ) -> tuple[list[int], list[int]]:
@@ -240,22 +275,23 @@ class _Scorer:
 
     Args:
         lengths: Each slot's length in terms.
+        avg: The mean length of the live files.
         terms: Each query term holding any file, in query order: its idf and its
-            slots with their counts.
+            live slots with their counts.
     """
 
     _MARGIN: Final = 1e-9
     """Relative room left above a sum of bounds for the rounding of the sums themselves."""
 
-    def __init__(self, lengths: list[int], terms: list[tuple[float, dict[int, int]]]) -> None:
+    def __init__(self, lengths: list[int], avg: float,
+                 terms: list[tuple[float, dict[int, int]]]) -> None:
         self._lengths = lengths
-        total = sum(lengths)
-        self._avg = total / len(lengths) if total > 0 else 1.0
+        self._avg = avg
         self._terms = terms
         self._bounds = [weight * top / (top + K1 * (1.0 - B))
                         for weight, table in terms for top in (max(table.values()),)]
 
-    def best(self, k: int, within: range | None = None) -> dict[int, float]:
+    def best(self, k: int, within: _Scope | None = None) -> dict[int, float]:
         """The scores of a set of slots holding the ``k`` best (``within`` a range) and ties."""
         if not self._terms:
             return {}
@@ -288,21 +324,20 @@ class _Scorer:
         return scores
 
 
-def _among(slots: Iterable[int], within: range | None) -> set[int]:
+def _among(slots: Iterable[int], within: _Scope | None) -> set[int]:
     """``slots`` as a set, only those ``within`` the range when one is given."""
     if within is None:
         return set(slots)
     return {slot for slot in slots if slot in within}
 
 
-def _top(scores: dict[int, float], paths: _Paths, k: int) -> list[Hit]:
+def _top(scores: dict[int, float], paths: _Names, k: int) -> list[Hit]:
     """The best ``k`` slots, ties in path order, as :func:`memdir.tools._bm25index._top` picks."""
     # Every slot tied with the k-th best is kept, so that ties break by path below.
     # (The k-th of all scores is the k-th positive one whenever it is positive.)
     kth = heapq.nlargest(k, scores.values())[-1] if len(scores) > k else 0.0
     try:
-        named = [(-v, paths[s].decode("utf-8"), v) for s, v in scores.items()
-                 if v >= kth and v > 0]
+        named = [(-v, paths[s], v) for s, v in scores.items() if v >= kth and v > 0]
     except UnicodeDecodeError:
         raise SavedIndexError("its names are not UTF-8") from None
     return [Hit(path, score) for _, path, score in sorted(named)[:k]]
@@ -352,6 +387,91 @@ class _Paths:
 
 
 _CHUNK: Final = 1 << 16
+
+
+class _Names:
+    """Each slot's path: the saved ones, then those of the files read again."""
+
+    def __init__(self, saved: _Paths, added: list[str]) -> None:
+        self._saved = saved
+        self._added = added
+
+    def __getitem__(self, slot: int) -> str:
+        if slot >= len(self._saved):
+            return self._added[slot - len(self._saved)]
+        return self._saved[slot].decode("utf-8")
+
+
+class _Scope:
+    """The slots of the files under one folder: a range of saved ones and some read again."""
+
+    def __init__(self, saved: range, added: set[int]) -> None:
+        self._saved = saved
+        self._added = added
+
+    def __contains__(self, slot: object) -> bool:
+        return slot in self._saved or slot in self._added
+
+
+@dataclass(frozen=True, slots=True)
+class _Delta:
+    """What the paths a record names hold now, against the saved index.
+
+    ``dead`` are the saved slots of files gone or changed; ``names``, ``counts``
+    and ``lengths`` describe the files to read again (new or changed), in the
+    order the index reads them, each with its term counts and length.
+    """
+
+    dead: frozenset[int]
+    names: list[str]
+    counts: list[dict[str, int]]
+    lengths: list[int]
+
+    @classmethod
+    def of(cls, store: Store, changed: tuple[str, ...], paths: _Paths,
+           fingerprints: list[memoryview[int]], tokenizer: Tokenizer) -> _Delta | None:
+        """Walk and read the ``changed`` paths as the index does; None if that is too much.
+
+        As :meth:`memdir.tools._bm25index.FileIndex._compare_at`: every memory
+        file at or under a named path is walked; one that is new, or whose
+        fingerprint differs from the saved one, is read again; a saved file at
+        or under a named path that the walk did not find is gone.
+        """
+        found: dict[str, tuple[int, int, int, int]] = {}
+        stale: set[int] = set()
+        for virtual in changed:
+            parts = parts_of(virtual)
+            if parts is None:
+                continue
+            found.update(memory_at(store, parts))
+            named = to_virtual(parts).encode("utf-8")
+            at = bisect.bisect_left(paths, named)
+            if at < len(paths) and paths[at] == named:
+                stale.add(at)
+            prefix = named.rstrip(b"/") + b"/"
+            lo = bisect.bisect_left(paths, prefix)
+            hi = bisect.bisect_left(paths, prefix[:-1] + b"0", lo)
+            if hi - lo > _MAX_STALE:
+                return None  # a big folder: the index's arrays compare it sooner
+            stale.update(range(lo, hi))
+        dead = {slot for slot in stale if paths[slot].decode("utf-8") not in found}
+        names: list[str] = []
+        for virtual, key in found.items():
+            encoded = virtual.encode("utf-8")
+            at = bisect.bisect_left(paths, encoded)
+            slot = at if at < len(paths) and paths[at] == encoded else None
+            if slot is None or tuple(view[slot] for view in fingerprints) != key:
+                names.append(virtual)
+                if slot is not None:
+                    dead.add(slot)
+        counted = [tokenizer.counts(index_text(v, read_text(store, v))) for v in names]
+        return cls(frozenset(dead), names, [counts for counts, _ in counted],
+                   [total for _, total in counted])
+
+
+_NO_DELTA: Final = _Delta(frozenset(), [], [], [])
+_MAX_STALE: Final = 4096
+"""Most saved files under one path a record names that are compared here, one by one."""
 
 
 def _count(header: dict[str, object], key: str) -> int:
