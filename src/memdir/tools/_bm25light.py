@@ -47,6 +47,7 @@ import heapq
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING, Final, Literal
 
 from memdir.store import ROOT
@@ -220,7 +221,7 @@ class _Reader:
             table = dict(zip(found, counts, strict=True))
             if len(table) != len(found):
                 raise SavedIndexError("its postings name a file twice for one term")
-            for slot in delta.dead.intersection(table):
+            for slot in [slot for slot in delta.dead if slot in table]:
                 del table[slot]
             for j, held in enumerate(delta.counts):
                 if count := held.get(t, 0):
@@ -296,9 +297,11 @@ class _Scorer:
         if not self._terms:
             return {}
         tables = [table for _, table in self._terms]
+        if len(tables) == 1 and within is None:
+            return self._score(set(), tables[0])  # one term: every file holding it
         seed = max(range(len(tables)), key=self._bounds.__getitem__)
         first = _among(tables[seed].keys(), within)
-        scores = self._score(first)
+        scores = self._score(first, tables[seed] if within is None else None)
         if len(scores) < k:
             return self._score(_among(set().union(*tables), within))
         floor = heapq.nlargest(k, scores.values())[-1]
@@ -306,20 +309,30 @@ class _Scorer:
         rest: list[dict[int, int]] = []
         for i in sorted(range(len(tables)), key=self._bounds.__getitem__):
             reach += self._bounds[i]
-            if reach * (1.0 + self._MARGIN) >= floor:
+            if reach * (1.0 + self._MARGIN) >= floor and i != seed:
                 rest.append(tables[i])
-        scores.update(self._score(_among(set().union(*rest), within) - first))
+        if rest:
+            scores.update(self._score(_among(set().union(*rest), within) - first))
         return scores
 
-    def _score(self, slots: set[int]) -> dict[int, float]:
-        """The scores of ``slots``, each summed over the query's terms in order."""
+    def _score(self, slots: set[int], whole: dict[int, int] | None = None) -> dict[int, float]:
+        """The scores of ``slots``, each summed over the query's terms in order.
+
+        ``whole``, if given, is a term's table whose slots are all of ``slots``
+        and more (its items are then read as they are, not looked up one by one);
+        ``slots`` may then be empty, for the only term.
+        """
         length, avg, keep = self._lengths, self._avg, 1.0 - B
         scores: dict[int, float] = {}
         for weight, table in self._terms:
-            term = {slot: weight * count / (count + K1 * (keep + B * length[slot] / avg))
-                    for slot in table.keys() & slots for count in (table[slot],)}
-            for slot in scores.keys() & term.keys():
-                term[slot] = scores[slot] + term[slot]
+            pairs = table.items() if table is whole else \
+                [(slot, table[slot]) for slot in table.keys() & slots]
+            term = dict(zip([slot for slot, _ in pairs], [
+                weight * count / (count + K1 * (keep + B * length[slot] / avg))
+                for slot, count in pairs], strict=True))
+            if scores:
+                for slot in scores.keys() & term.keys():
+                    term[slot] = scores[slot] + term[slot]
             scores.update(term)
         return scores
 
@@ -335,9 +348,13 @@ def _top(scores: dict[int, float], paths: _Names, k: int) -> list[Hit]:
     """The best ``k`` slots, ties in path order, as :func:`memdir.tools._bm25index._top` picks."""
     # Every slot tied with the k-th best is kept, so that ties break by path below.
     # (The k-th of all scores is the k-th positive one whenever it is positive.)
-    kth = heapq.nlargest(k, scores.values())[-1] if len(scores) > k else 0.0
+    if len(scores) > k:
+        kth = heapq.nlargest(k, scores.values())[-1]
+        kept = list(compress(scores.keys(), map(kth.__le__, scores.values())))  # (in C)
+    else:
+        kept = list(scores)
     try:
-        named = [(-v, paths[s], v) for s, v in scores.items() if v >= kth and v > 0]
+        named = [(-v, paths[s], v) for s in kept if (v := scores[s]) > 0]
     except UnicodeDecodeError:
         raise SavedIndexError("its names are not UTF-8") from None
     return [Hit(path, score) for _, path, score in sorted(named)[:k]]
