@@ -471,7 +471,10 @@ class _Delta:
             if hi - lo > _MAX_STALE:
                 return None  # a big folder: the index's arrays compare it sooner
             stale.update(range(lo, hi))
-        dead = {slot for slot in stale if paths[slot].decode("utf-8") not in found}
+        try:
+            dead = {slot for slot in stale if paths[slot].decode("utf-8") not in found}
+        except UnicodeDecodeError:
+            raise SavedIndexError("its names are not UTF-8") from None
         names: list[str] = []
         for virtual, key in found.items():
             encoded = virtual.encode("utf-8")
