@@ -98,13 +98,14 @@ def search(store: Store, tokenizer: Tokenizer, query: str, k: int, under: str = 
     """The ``k`` best files for ``query`` at or below ``under``, or None to ask the index.
 
     None unless this process's listing (:func:`memdir.tools._bm25walk.start`) is
-    one recorded for the saved index with no file changed; the listing is then
-    handed back untouched for the index to take. ``k`` and ``under`` are the
-    caller's to check first, as the tool does.
+    the one recorded for the saved index (the module's docstring says what else
+    is left to the index); the listing is then handed back for the index to
+    take. ``k`` and ``under`` are the caller's to check first, as the tool does.
 
     Args:
         store: The store searched.
-        tokenizer: Turns the query into terms (its stemmer must be the saved index's).
+        tokenizer: Turns the query into terms (an index saved with another stemmer
+            is left to the index).
         query: The query text.
         k: How many files at most.
         under: A folder (virtual path) that limits the search.
