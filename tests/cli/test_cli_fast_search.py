@@ -16,17 +16,20 @@ from typer.testing import CliRunner
 from memdir.cli import app
 
 # The real entry point; then, on stderr, which of some modules were loaded, how many
-# listings were started and how many times the index walked the files itself.
+# listings were started, how many times the index walked the files itself, and whether
+# numpy was loaded (the index holds its postings in numpy arrays; a search answered from
+# the saved index as it is, memdir.tools._bm25light, never loads it). The walk is counted
+# where the index takes it from, before the index is imported, if it ever is.
 _MAIN = """
 import sys
 sys.argv = ['memdir', *sys.argv[1:]]
-import memdir.tools._bm25index as index
+import memdir.store._tree as tree
 walks = []
-original = index.memory_files
+original = tree.memory_files
 def counted(*args, **kwargs):
     walks.append(1)
     return original(*args, **kwargs)
-index.memory_files = counted
+tree.memory_files = counted
 import memdir.tools._bm25walk as walk
 starts = []
 original_start = walk.start
@@ -42,6 +45,7 @@ finally:
     print('loaded:', *sorted(m for m in shown if m in sys.modules), file=sys.stderr)
     print('listings:', len(starts), file=sys.stderr)
     print('walks:', len(walks), file=sys.stderr)
+    print('numpy:', 'numpy' in sys.modules, file=sys.stderr)
 """
 
 
@@ -53,8 +57,13 @@ def _memdir(*args: str) -> subprocess.CompletedProcess[str]:
 
 def _report(done: subprocess.CompletedProcess[str]) -> tuple[str, int, int]:
     """What was loaded, how many listings were started, how many walks the index made."""
-    loaded, listings, walks = done.stderr.strip().splitlines()[-3:]
+    loaded, listings, walks, _ = done.stderr.strip().splitlines()[-4:]
     return loaded, int(listings.removeprefix("listings: ")), int(walks.removeprefix("walks: "))
+
+
+def _numpy(done: subprocess.CompletedProcess[str]) -> bool:
+    """Whether the process loaded numpy (it did not when the saved index answered as it is)."""
+    return done.stderr.strip().splitlines()[-1] == "numpy: True"
 
 
 def _search(**arguments: object) -> str:
@@ -97,6 +106,10 @@ def test_a_new_process_finds_the_saved_index_by_the_listing_and_still_sees_edits
     assert first.returncode == 0 and _report(first)[2] == 1  # built and saved
     again = _memdir(*args, _search(query="maya bristol"))
     assert again.stdout == first.stdout and _report(again)[2] == 0  # the listing sufficed
+    assert _numpy(again)  # that listing was paired with the saved index, and recorded
+    light = _memdir(*args, _search(query="maya bristol"))
+    assert light.stdout == first.stdout and _report(light)[2] == 0  # the record sufficed
+    assert not _numpy(light)  # answered from the saved index as it is
     # An edit in place that keeps size and modification time: only the change time moves.
     target = next(p for p in sorted(sample_dir.rglob("*.md")) if b"Maya" in p.read_bytes())
     st = target.stat()
@@ -106,8 +119,11 @@ def test_a_new_process_finds_the_saved_index_by_the_listing_and_still_sees_edits
     edited = _memdir(*args, _search(query="zora"))
     assert edited.returncode == 0, edited.stderr
     assert _report(edited)[2] == 1  # the listing differed; the index walked and read it
+    assert _numpy(edited)  # not the record's listing: the index answered
     virtual = "/memories/" + target.relative_to(sample_dir).as_posix()
     assert f"1. {virtual} (score" in edited.stdout
+    later = _memdir(*args, _search(query="zora"))  # the record names the edited file
+    assert later.stdout == edited.stdout and _report(later)[2] == 0 and not _numpy(later)
 
 
 @pytest.mark.skipif(shutil.which("find") is None or not hasattr(os, "memfd_create"),

@@ -101,7 +101,7 @@ def test_the_kept_index_ranks_as_a_fresh_one(tmp_path: Path, steps: list) -> Non
 def test_the_word_pattern_finds_what_bm25s_finds(text: str) -> None:
     import re
 
-    from memdir.tools._bm25index import _WORD
+    from memdir.tools._bm25terms import _WORD
 
     assert _WORD.findall(text) == re.findall(r"(?u)\b\w\w+\b", text)
 

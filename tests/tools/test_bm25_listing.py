@@ -393,6 +393,10 @@ def test_a_listing_with_the_same_files_under_other_paths_proves_nothing(
         def output() -> tuple[bytes, bytes]:
             return swapped, numbers
 
+        @staticmethod
+        def digest() -> str:
+            return _bm25walk.digest(swapped, numbers, (".md",))
+
     monkeypatch.setattr(_bm25index, "take_listing", lambda root, suffixes: Canned())
     walks = _Walks(monkeypatch)
     index, hits = _new_process(filled, listing=False)

@@ -154,6 +154,8 @@ def _search(folder: str, arguments: dict[str, Any]) -> tuple[str, bool] | None:
     :func:`memdir.tools._ranked.search_call`); the answer is then the one
     :meth:`memdir.tools.ToolSet.call` gives, computed the same way.
     """
+    import importlib.util
+
     from memdir._environment import plain_settings
 
     settings = plain_settings()
@@ -161,8 +163,12 @@ def _search(folder: str, arguments: dict[str, Any]) -> tuple[str, bool] | None:
         return None
     from memdir.store import Store, StoreError
 
+    if importlib.util.find_spec("numpy") is None:
+        # A missing library is the app's to report. (Looked for, not loaded: a search
+        # answered from the saved index as it is never needs it, memdir.tools._bm25light.)
+        return None
     try:
-        import memdir.tools._bm25index  # noqa: F401 - a missing library is the app's to report
+        import memdir.tools._bm25terms  # noqa: F401 - bm25s's stopwords: the same
         from memdir.tools._limits import CallLimits
         from memdir.tools._ranked import search_call
 

@@ -1,9 +1,6 @@
 """The saved BM25 index: one file of raw arrays, mapped into memory, checked before use.
 
-Layout: a magic line, a little-endian header length, a JSON header (format,
-tokenizer, and each array's dtype, length and offset), then the arrays, each
-aligned to 64 bytes. The vocabulary and the paths are NUL-separated UTF-8
-blobs (neither a term nor a path can hold a NUL). Loading maps the file and
+The layout is :mod:`memdir.tools._bm25layout`'s. Loading maps the file and
 views the arrays in place, so a new process has the index of a large store in
 well under a second and pages it in as queries touch it; nothing is
 decompressed, so a crafted file cannot inflate.
@@ -18,80 +15,31 @@ from __future__ import annotations
 
 import itertools
 import json
-import mmap
 import operator
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 
+from memdir.tools._bm25layout import (
+    ARRAYS,
+    FORMAT,
+    INDEX_FILE,
+    MAGIC,
+    Mapped,
+    SavedIndexError,
+    SavedTerms,
+    aligned,
+    open_saved,
+)
 from memdir.tools._bm25matrix import Segment
 
-__all__ = ["FORMAT", "Saved", "SavedIndexError", "SavedTerms", "check_order", "check_postings",
-           "read_saved", "write_saved"]
-
-FORMAT: Final = 2
-"""Version of the layout and of what is indexed; bump on change."""
-_MAGIC: Final = b"memdir-bm25\n"
-_ALIGN: Final = 64
-_MAX_HEADER: Final = 1 << 20
-_DTYPES: Final = frozenset({"<i8", "<i4", "<u2", "|u1"})
-_ARRAYS: Final = ("indptr", "slots", "tf", "lengths", "ino", "mtime_ns", "ctime_ns",
-                  "size", "vocab", "paths")
+__all__ = ["FORMAT", "INDEX_FILE", "Saved", "SavedIndexError", "SavedTerms", "check_order",
+           "check_postings", "read_saved", "write_saved"]
 
 _Array = np.ndarray[Any, Any]
-
-
-class SavedIndexError(ValueError):
-    """A saved index that cannot be used (damaged, crafted or from another version)."""
-
-
-class SavedTerms:
-    """The vocabulary of a saved index, looked up in place: a term's id is its position.
-
-    A query needs the ids of a few terms, not a mapping of every term, so a new
-    process finds each one in the NUL-separated text (a search in C) and builds the
-    whole mapping only when it must add terms (:meth:`as_dict`).
-
-    Args:
-        text: The terms, NUL-separated, in id order.
-        count: How many there are (checked against ``text``).
-
-    Raises:
-        SavedIndexError: ``text`` does not hold ``count`` terms.
-    """
-
-    def __init__(self, text: str, count: int) -> None:
-        found = text.count("\0") + 1 if text else 0
-        if found != count:
-            raise SavedIndexError(f"it lists {found} names where its header says {count}")
-        self._text = "\0" + text + "\0"
-        self._count = count
-
-    def __len__(self) -> int:
-        return self._count
-
-    def get(self, term: str) -> int | None:
-        """The id of ``term``, or None if the vocabulary lacks it."""
-        if not term or "\0" in term:
-            return None
-        at = self._text.find("\0" + term + "\0")
-        return None if at < 0 else self._text.count("\0", 0, at)
-
-    def as_dict(self) -> dict[str, int]:
-        """Every term with its id.
-
-        Raises:
-            SavedIndexError: A term is listed twice.
-        """
-        if not self._count:
-            return {}
-        terms = {term: i for i, term in enumerate(self._text[1:-1].split("\0"))}
-        if len(terms) != self._count:
-            raise SavedIndexError("it lists a term twice")
-        return terms
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,15 +85,15 @@ def write_saved(target: Path, saved: Saved) -> None:
     offset = 0
     for name, array in arrays.items():
         layout[name] = [array.dtype.str, int(array.size), offset]
-        offset = _aligned(offset + array.nbytes)
+        offset = aligned(offset + array.nbytes)
     header = json.dumps({"format": FORMAT, "stemmer": saved.stemmer, "arrays": layout,
                          "terms": len(saved.vocab), "files": len(saved.paths)}).encode()
-    start = _aligned(len(_MAGIC) + 8 + len(header))
+    start = aligned(len(MAGIC) + 8 + len(header))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=".bm25-", suffix=".part", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+            out.write(MAGIC + len(header).to_bytes(8, "little") + header)
             for name, array in arrays.items():
                 out.seek(start + layout[name][2])
                 out.write(array.tobytes())
@@ -164,32 +112,11 @@ def read_saved(source: Path, stemmer: str) -> Saved | None:
         SavedIndexError: The file is damaged or does not hold together.
         OSError: It could not be read.
     """
-    try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
+    mapped = open_saved(source, stemmer)
+    if mapped is None:
         return None
-    try:
-        st = os.fstat(fd)
-        size = st.st_size
-        if size < len(_MAGIC) + 8:
-            raise SavedIndexError(f"it is too short ({size} bytes)")
-        buffer = mmap.mmap(fd, size, prot=mmap.PROT_READ)
-    finally:
-        os.close(fd)
-    if buffer[: len(_MAGIC)] != _MAGIC:
-        raise SavedIndexError("it does not start as a memdir search index")
-    length = int.from_bytes(buffer[len(_MAGIC) : len(_MAGIC) + 8], "little")
-    if length > min(_MAX_HEADER, size):
-        raise SavedIndexError(f"its header claims {length} bytes")
-    try:
-        header = json.loads(bytes(buffer[len(_MAGIC) + 8 : len(_MAGIC) + 8 + length]))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SavedIndexError(f"its header is not JSON ({exc})") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT \
-            or header.get("stemmer") != stemmer:
-        return None  # another version or tokenizer: rebuilt and replaced at the next save
-    start = _aligned(len(_MAGIC) + 8 + length)
-    arrays = {name: _view(buffer, start, header, name) for name in _ARRAYS}
+    header = mapped.header
+    arrays = {name: _view(mapped, name) for name in ARRAYS}
     saved = Saved(
         stemmer=stemmer,
         vocab=SavedTerms(_text(arrays["vocab"]), int(header.get("terms", -1))),
@@ -200,28 +127,15 @@ def read_saved(source: Path, stemmer: str) -> Saved | None:
         mtime_ns=arrays["mtime_ns"],
         ctime_ns=arrays["ctime_ns"],
         size=arrays["size"],
-        identity=(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
+        identity=mapped.identity,
     )
     _check(saved)
     return saved
 
 
-def _aligned(offset: int) -> int:
-    return -(-offset // _ALIGN) * _ALIGN
-
-
-def _view(buffer: mmap.mmap, start: int, header: dict[str, Any], name: str) -> _Array:
-    try:
-        dtype, count, offset = header["arrays"][name]
-        count, offset = int(count), int(offset)
-    except (KeyError, TypeError, ValueError):
-        raise SavedIndexError(f"its header does not describe {name!r}") from None
-    if dtype not in _DTYPES or count < 0 or offset < 0:
-        raise SavedIndexError(f"its {name!r} array is described wrongly")
-    itemsize = np.dtype(dtype).itemsize
-    if start + offset + count * itemsize > len(buffer):
-        raise SavedIndexError(f"its {name!r} array runs past the end of the file")
-    return np.frombuffer(buffer, dtype=dtype, count=count, offset=start + offset)
+def _view(mapped: Mapped, name: str) -> _Array:
+    dtype, count, offset = mapped.extent(name)
+    return np.frombuffer(mapped.buffer, dtype=dtype, count=count, offset=offset)
 
 
 def _terms(vocab: list[str] | SavedTerms) -> list[str]:

@@ -19,10 +19,9 @@ tool`` process lists the store's fingerprints with ``find`` while it imports
 (:mod:`memdir.tools._bm25walk`); when that listing equals the saved files
 exactly, the index takes it as its first walk, and otherwise walks itself.
 
-Tokenizing follows bm25s's default (lower case, words of two or more word
-characters, English stopwords removed). An English stemmer is applied only when
-PyStemmer is installed; :attr:`Tokenizer.stemmer` says which is in force so a
-run can pin it.
+What a file's terms are, a term's idf, and which lines a hit shows are
+:mod:`memdir.tools._bm25terms`'s (no numpy there), so a search answered without
+this index (:mod:`memdir.tools._bm25light`) counts as this one does.
 
 Costs: a refresh grows with the changes since the last one (a walk of every
 file without a live feed, and for the first two refreshes: the feed starts
@@ -35,26 +34,24 @@ index.
 from __future__ import annotations
 
 import bisect
-import importlib
-import importlib.util
 import os
-import re
-import sys
 import threading
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from memdir.store import ROOT, Store, StoreError
+from memdir.store import ROOT, Store
 from memdir.store._feed import ChangeFeed
 from memdir.store._paths import open_root, to_virtual
 from memdir.store._store import STATE_DIR
-from memdir.store._tree import memory_files, nodes_at
+from memdir.store._tree import memory_files
+from memdir.tools._bm25changes import COMPACT_MIN, compact_at, memory_at, parts_of, read_text
 from memdir.tools._bm25file import (
+    INDEX_FILE,
     Saved,
     SavedIndexError,
     SavedTerms,
@@ -64,8 +61,9 @@ from memdir.tools._bm25file import (
     write_saved,
 )
 from memdir.tools._bm25matrix import DocTerms, Segment, doc_terms, merge, score_terms
+from memdir.tools._bm25terms import K1, B, Hit, LineMatch, Tokenizer, best_lines, index_text
+from memdir.tools._bm25terms import idf as term_idf
 from memdir.tools._bm25walk import LISTED, PROOF_FILE, Proof, read_proof, split_for, write_proof
-from memdir.tools._bm25walk import digest as listing_digest
 from memdir.tools._bm25walk import parse as parse_listing
 from memdir.tools._bm25walk import take as take_listing
 
@@ -83,16 +81,7 @@ __all__ = [
     "index_text",
 ]
 
-_WORD: Final = re.compile(r"\w\w+")
-"""Words of two or more word characters: bm25s's ``(?u)\\b\\w\\w+\\b`` without the word
-boundaries, which a greedy run of word characters implies (and twice as fast)."""
-_FRONTMATTER_KEY: Final = re.compile(r"(?m)^[ \t]*[\w-]+:")
 _CACHED_STORES: Final = 8
-INDEX_FILE: Final = "bm25-index.bin"
-"""The saved index, in the store's state folder."""
-_COMPACT_SHARE: Final = 0.05
-_COMPACT_MIN: Final = 64
-"""Compact once the delta holds this many files and a twentieth of the store."""
 
 
 def _log() -> logging.Logger:
@@ -102,115 +91,10 @@ def _log() -> logging.Logger:
     return logging.getLogger(__name__)
 
 
-def _english_stopwords() -> frozenset[str]:
-    """bm25s's English stopword list, read without importing bm25s itself.
-
-    ``import bm25s`` loads scipy and more (half a second of a new process's start);
-    its stopword module is plain data, so it is executed on its own. Where bm25s is
-    laid out otherwise, the ordinary import is used.
-    """
-    spec = importlib.util.find_spec("bm25s")
-    where = list(spec.submodule_search_locations or []) if spec is not None else []
-    if where and "bm25s.stopwords" not in sys.modules:
-        own = importlib.util.spec_from_file_location(
-            "memdir._bm25s_stopwords", Path(where[0]) / "stopwords.py")
-        if own is not None and own.loader is not None:
-            module = importlib.util.module_from_spec(own)
-            try:
-                own.loader.exec_module(module)
-                return frozenset(module.STOPWORDS_EN)
-            except (OSError, AttributeError):
-                pass  # another layout: the ordinary import below
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
-
-
-def _load_stemmer() -> tuple[Callable[[str], str] | None, str]:
-    try:
-        stemmer_module = importlib.import_module("Stemmer")  # PyStemmer, optional
-    except ImportError:
-        return None, "none"
-    stem = stemmer_module.Stemmer("english")
-    return stem.stemWord, "snowball-english (PyStemmer)"
-
-
-class Tokenizer:
-    """Text to index terms: lower case, 2+ character words, no English stopwords."""
-
-    def __init__(self) -> None:
-        self._stem, self.stemmer = _load_stemmer()
-        self._stop = _STOPWORDS
-        self._memo: dict[str, str] = {}
-
-    def __call__(self, text: str) -> list[str]:
-        """The index terms of ``text``, in order, repeats kept."""
-        words = [w for w in _WORD.findall(text.lower()) if w not in self._stop]
-        if self._stem is None:
-            return words
-        memo = self._memo
-        out = []
-        for w in words:
-            s = memo.get(w)
-            if s is None:
-                s = memo[w] = self._stem(w)
-            out.append(s)
-        return out
-
-    def counts(self, text: str) -> tuple[dict[str, int], int]:
-        """Each distinct index term of ``text`` with its count, and the count of all.
-
-        The same terms as :meth:`__call__`, counted in C rather than mapped one by one.
-        """
-        counted = Counter(_WORD.findall(text.lower()))
-        for word in self._stop.intersection(counted):
-            del counted[word]
-        if self._stem is not None:
-            memo, stemmed = self._memo, Counter[str]()
-            for word, n in counted.items():
-                term = memo.get(word)
-                if term is None:
-                    term = memo[word] = self._stem(word)
-                stemmed[term] += n
-            counted = stemmed
-        return counted, counted.total()
-
-
-@dataclass(frozen=True, slots=True)
-class LineMatch:
-    """A line of a file that shares terms with the query (line numbers from 1)."""
-
-    line: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A ranked file."""
-
-    path: str
-    score: float
-
-
 _Key = tuple[int, int, int, int]
 """What says a file is unchanged: inode, modification and change times, size (an edit
 moves the change time on, and it cannot be set back)."""
 _FP_COLUMNS: Final = 4
-
-
-def index_text(virtual: str, text: str) -> str:
-    """What gets indexed for a file: its path words, then its header values and body.
-
-    Frontmatter keys (``name:``, ``description:``) are dropped because every file
-    has them; their values stay.
-    """
-    words = virtual.removeprefix(ROOT).removesuffix(".md").replace("-", " ").replace("_", " ")
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        if end > 0:
-            header = _FRONTMATTER_KEY.sub(" ", text[3:end])
-            return f"{words.replace('/', ' ')}\n{header}\n{text[end + 4:]}"
-    return f"{words.replace('/', ' ')}\n{text}"
 
 
 class FileIndex:
@@ -233,11 +117,11 @@ class FileIndex:
         self,
         store: Store,
         *,
-        k1: float = 1.5,
-        b: float = 0.75,
+        k1: float = K1,
+        b: float = B,
         saved: Path | None = None,
         feed: bool = True,
-        compact_min: int = _COMPACT_MIN,
+        compact_min: int = COMPACT_MIN,
     ) -> None:
         self.store = store
         self.tokenizer = Tokenizer()
@@ -372,7 +256,7 @@ class FileIndex:
         return changed or first
 
     def _compact_at(self) -> float:
-        return max(self._compact_min, _COMPACT_SHARE * self._n_live())
+        return compact_at(self._n_live(), self._compact_min)
 
     def _churn(self) -> int:
         """Slots past the compacted ones, and compacted slots whose file changed or went."""
@@ -381,18 +265,7 @@ class FileIndex:
 
     def _walk(self, parts: tuple[str, ...]) -> dict[str, _Key]:
         """The memory files at or under ``parts`` now, with their fingerprints."""
-        try:
-            root_fd = open_root(self.store.root)
-        except OSError:
-            return {}
-        try:
-            nodes = nodes_at(root_fd, parts, names=self.store.names)
-        except OSError:
-            return {}
-        finally:
-            os.close(root_fd)
-        return {n.virtual: (n.ino, n.mtime_ns, n.ctime_ns, n.size)
-                for n in nodes if n.kind == "memory"}
+        return memory_at(self.store, parts)
 
     def _compare_at(self, changed: Iterable[tuple[str, ...]]
                     ) -> tuple[list[tuple[str, _Key]], list[str]]:
@@ -429,7 +302,7 @@ class FileIndex:
         listed = self._check_listing()
         if isinstance(listed, tuple):
             # Only the files the proof names can differ from the saved ones.
-            return self._compare_at(p for v in listed if (p := _parts(v)) is not None)
+            return self._compare_at(p for v in listed if (p := parts_of(v)) is not None)
         try:
             root_fd = open_root(self.store.root)
         except OSError:
@@ -495,7 +368,9 @@ class FileIndex:
             return None
         # A listing byte for byte the same as one already checked against this very
         # saved file proves what that check proved, without reading a number of it.
-        listed = listing_digest(*output, suffixes or ())
+        listed = listing.digest()
+        if listed is None:
+            return None
         proof = read_proof(self._proof_file, self._identity)
         if proof is not None and proof.digest == listed:
             self._order_checked = True  # checked before that record was written
@@ -554,7 +429,7 @@ class FileIndex:
     def _add(self, virtual: str, key: _Key) -> None:
         if virtual in self._slot_of:
             self._drop(virtual)
-        text = _read(self.store, virtual)
+        text = read_text(self.store, virtual)
         terms = doc_terms(*self.tokenizer.counts(index_text(virtual, text)), self._vocab_dict())
         self.tokenized += 1
         slot = len(self._paths)
@@ -753,8 +628,7 @@ class FileIndex:
         if i is None:
             return 0.0
         df = len(self._postings(i)[0])
-        n = self._n_live()
-        found = self._idf_memo[term] = float(np.log1p((n - df + 0.5) / (df + 0.5))) if df else 0.0
+        found = self._idf_memo[term] = term_idf(self._n_live(), df) if df else 0.0
         return found
 
     def best_lines(self, text: str, query: str, limit: int = 3) -> list[LineMatch]:
@@ -765,30 +639,10 @@ class FileIndex:
             query: The query text.
             limit: How many lines at most, returned in file order.
         """
-        wanted = {t: self.idf(t) for t in self.tokenizer(query)}
-        if not wanted:
-            return []
-        # A line can only hold a term if it holds the term's text, so most lines are
-        # skipped without tokenizing. A stem may change the word's last letter
-        # (happy -> happi), so with a stemmer the last letter is left out.
-        stems = self.tokenizer.stemmer != "none"
-        needles = tuple(t[:-1] if stems and len(t) > 2 else t for t in wanted)
-        scored: list[tuple[float, int, str]] = []
-        for number, line in enumerate(text.split("\n"), start=1):
-            low = line.lower()
-            if not any(n in low for n in needles):
-                continue
-            present = set(self.tokenizer(line)) & wanted.keys()
-            if present:
-                weight = sum(wanted[t] for t in present) + 1e-9 * len(present)
-                scored.append((weight, number, line))
-        scored.sort(key=lambda s: (-s[0], s[1]))
-        chosen = sorted(scored[:limit], key=lambda s: s[1])
-        return [LineMatch(number, line) for _, number, line in chosen]
+        return best_lines(self.tokenizer, self.idf, text, query, limit)
 
 
 _NONE: Final = np.zeros(0, dtype=np.int32)
-_STOPWORDS: Final = _english_stopwords()
 
 
 @dataclass(frozen=True, slots=True)
@@ -820,18 +674,6 @@ def _same_files(listed: tuple[list[str], np.ndarray[Any, Any]], virtuals: list[s
     return bool(np.array_equal(fp[where][:, LISTED], rows))
 
 
-def _parts(virtual: str) -> tuple[str, ...] | None:
-    """The components of an agent path below the root; None for one no walk may follow."""
-    if virtual == ROOT:
-        return ()
-    if not virtual.startswith(ROOT + "/"):
-        return None
-    parts = tuple(virtual[len(ROOT) + 1:].split("/"))
-    if any(p in ("", ".", "..") or "\0" in p for p in parts):
-        return None
-    return parts
-
-
 def _first(item: tuple[str, os.stat_result]) -> str:
     return item[0]
 
@@ -858,13 +700,6 @@ def _top(scores: np.ndarray[Any, Any], paths: list[str], k: int) -> list[Hit]:
         positive = positive[scores[positive] >= kth]
     order = sorted(positive.tolist(), key=lambda i: (-float(scores[i]), paths[i]))[:k]
     return [Hit(paths[i], float(scores[i])) for i in order]
-
-
-def _read(store: Store, virtual: str) -> str:
-    try:
-        return store.read_bytes(virtual).decode("utf-8", errors="replace")
-    except StoreError:
-        return ""  # removed or replaced since the walk
 
 
 _INDEXES: OrderedDict[Path, FileIndex] = OrderedDict()

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from memdir.tools._bm25terms import idf as term_idf
+
 __all__ = ["DocTerms", "Segment", "doc_terms", "merge", "score_terms"]
 
 _Array = np.ndarray[Any, Any]
@@ -154,7 +156,7 @@ def score_terms(
         if not len(slots):
             continue
         df = len(slots)
-        idf = np.log1p((n_live - df + 0.5) / (df + 0.5))
+        idf = term_idf(n_live, df)  # a Python float: the bits every other caller gets
         tf = counts.astype(np.float64)
         norm = k1 * (1.0 - b + b * lengths[slots] / avg_length)
         rows.append(slots)

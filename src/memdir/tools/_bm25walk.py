@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["LISTED", "PROOF_FILE", "Listing", "Proof", "digest", "parse", "read_proof",
-           "split_for", "start", "take", "write_proof"]
+           "restore", "split_for", "start", "take", "write_proof"]
 
 _VIRTUAL_ROOT = "/memories"
 
@@ -75,6 +75,11 @@ class Listing:
         self.split = tuple(name for name in split if _plain(name))
         self._parts: list[tuple[Any, int, int]] = []
         """Each ``find`` running, with the memory files of its paths and numbers."""
+        self._clean: bool | None = None
+        """Whether every ``find`` ended cleanly (None: not waited for yet)."""
+        self._read = False
+        self._output: tuple[bytes, bytes] | None = None
+        self._digest: str | None = None
         names: list[str] = []
         for suffix in suffixes:
             names += [*(["-o"] if names else []), "-name", "*" + suffix]
@@ -119,7 +124,11 @@ class Listing:
         return [process for process, _, _ in self._parts if process is not None]
 
     def close(self) -> None:
-        """Stop ``find`` if it still runs and free its output."""
+        """Stop ``find`` if it still runs and free its memory files.
+
+        A listing closed before its output was read has none (:meth:`output` is None).
+        """
+        self._read = True
         parts, self._parts = getattr(self, "_parts", []), []
         for process, paths_fd, numbers_fd in parts:
             if process is not None and process.poll() is None:
@@ -132,29 +141,63 @@ class Listing:
         """What ``find`` printed: the NUL-ended paths and the fixed-width number records.
 
         None when a ``find`` failed, or ran past :data:`FIND_WAIT` seconds (it is
-        then stopped). The listing is freed after; read it with :func:`parse`.
+        then stopped). The processes and memory files are freed after, the bytes
+        kept: a later call returns the same (a search that could not answer
+        from the listing hands it on, :func:`restore`). Read it with :func:`parse`.
         A split listing is the first ``find``'s records, then the second's.
         """
+        if not self._read:
+            self._read = True
+            try:
+                if self._ended():
+                    self._output = (
+                        b"".join(_read_all(paths_fd) for _, paths_fd, _ in self._parts),
+                        b"".join(_read_all(numbers_fd) for _, _, numbers_fd in self._parts))
+            finally:
+                self.close()
+        return self._output
+
+    def digest(self) -> str | None:
+        """:func:`digest` of :meth:`output` (None where that is None), computed once.
+
+        Before :meth:`output` is read, the memory files are hashed where they lie
+        (mapped, not copied): a search that answers from the digest alone never
+        copies the listing.
+        """
+        if self._digest is None:
+            if self._read or not self._ended():
+                found = self.output()
+                if found is None:
+                    return None
+                self._digest = digest(*found, self.suffixes)
+            else:
+                self._digest = _digest([fd for _, fd, _ in self._parts],
+                                       [fd for _, _, fd in self._parts], self.suffixes)
+        return self._digest
+
+    def _ended(self) -> bool:
+        """Whether every ``find`` ended cleanly, waited for once (a failed listing is freed)."""
+        if self._clean is None:
+            self._clean = self._wait()
+            if not self._clean:
+                self.close()
+        return self._clean
+
+    def _wait(self) -> bool:
         import subprocess
         import time
 
         if not self._parts or any(process is None for process, _, _ in self._parts):
-            self.close()
-            return None
-        try:
-            until = time.monotonic() + FIND_WAIT
-            for process, _, _ in self._parts:
-                try:
-                    code = process.wait(timeout=_exited(process,
-                                                        max(0.0, until - time.monotonic())))
-                except subprocess.TimeoutExpired:  # a stuck mount: the index's own walk decides
-                    return None
-                if code != 0:
-                    return None
-            return (b"".join(_read_all(paths_fd) for _, paths_fd, _ in self._parts),
-                    b"".join(_read_all(numbers_fd) for _, _, numbers_fd in self._parts))
-        finally:
-            self.close()
+            return False
+        until = time.monotonic() + FIND_WAIT
+        for process, _, _ in self._parts:
+            try:
+                code = process.wait(timeout=_exited(process, max(0.0, until - time.monotonic())))
+            except subprocess.TimeoutExpired:  # a stuck mount: the index's own walk decides
+                return False
+            if code != 0:
+                return False
+        return True
 
     def result(self) -> tuple[list[str], Any] | None:
         """The listed files (agent paths, in walk order) and their fingerprints.
@@ -283,6 +326,19 @@ def take(root: str, suffixes: tuple[str, ...] | None) -> Listing | None:
     return listing
 
 
+def restore(listing: Listing) -> None:
+    """Hand back a listing :func:`take` gave, for the next index of its root to take.
+
+    For a reader that took it and could not use it (:mod:`memdir.tools._bm25light`):
+    what it read stays (:meth:`Listing.output`), so the index that takes it next
+    reads the same bytes. Closed instead if another listing of that root is pending.
+    """
+    with _lock:
+        kept = _pending.setdefault(listing.root, listing) is listing
+    if not kept:
+        listing.close()
+
+
 def digest(paths: bytes, numbers: bytes, suffixes: tuple[str, ...]) -> str:
     """A SHA-256 of one listing (:meth:`Listing.output`) and the suffixes it was made for.
 
@@ -298,6 +354,27 @@ def digest(paths: bytes, numbers: bytes, suffixes: tuple[str, ...]) -> str:
     h.update(len(paths).to_bytes(8, "little"))
     h.update(paths)
     h.update(numbers)
+    return h.hexdigest()
+
+
+def _digest(paths: list[int], numbers: list[int], suffixes: tuple[str, ...]) -> str:
+    """:func:`digest` of the listing held in these memory files (each ``find``'s, in order).
+
+    Each file is mapped and hashed in place; the hash is that of their bytes
+    joined, as :meth:`Listing.output` joins them.
+    """
+    import hashlib
+    import mmap
+
+    h = hashlib.sha256(b"memdir-listing\n")
+    h.update("\0".join(suffixes).encode("utf-8") + b"\n")
+    h.update(sum(os.fstat(fd).st_size for fd in paths).to_bytes(8, "little"))
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    for fd in [*paths, *numbers]:
+        size = os.fstat(fd).st_size
+        if size:
+            with mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ) as mapped:
+                h.update(mapped)
     return h.hexdigest()
 
 

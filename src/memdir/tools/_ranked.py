@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memdir.store import ROOT, NotFoundError, Store, StoreError
 from memdir.store._deadline import CallTimeoutError, deadline
@@ -34,7 +34,8 @@ from memdir.tools._spec import (
 
 if TYPE_CHECKING:
     from memdir.store import StorePath
-    from memdir.tools._bm25index import FileIndex, Hit
+    from memdir.tools._bm25index import FileIndex
+    from memdir.tools._bm25terms import Hit, LineMatch
 
 __all__ = [
     "CHUNK_CHARS",
@@ -154,19 +155,29 @@ def search_now(store: Store, query: str, k: int = 10, path: str = ROOT) -> str:
     """What the ``search`` tool of :func:`search_spec` answers, computed on this thread.
 
     For a caller with no event loop to keep free (``memdir tool``, which then
-    needs neither asyncio nor the tool's argument model); the steps, their
-    order and their errors are the tool's.
+    needs neither asyncio nor the tool's argument model); the checks, their
+    order and their errors are the tool's. Where this process's listing of the
+    store shows it unchanged since its index was saved, the answer is read
+    from the saved file without numpy (:mod:`memdir.tools._bm25light`), the
+    same bytes; otherwise the shared index answers.
 
     Raises:
         ToolError: ``k`` out of range, or a query with no searchable word.
         StoreError: ``path`` is not a folder of the store.
     """
+    from memdir.tools._bm25light import search as light_search
+    from memdir.tools._bm25terms import Tokenizer
+
+    folder = _scope(store, k, path)
+    tokenizer = Tokenizer()
+    if not tokenizer(query):
+        raise _no_terms(query)
+    light = light_search(store, tokenizer, query, k, folder.virtual)
+    if light is not None:
+        return _report(store, light, query, folder, light.hits)
     from memdir.tools._bm25index import index_for
 
     index = index_for(store)
-    folder = _scope(store, k, path)
-    if not index.tokenizer(query):
-        raise _no_terms(query)
     index.refresh()
     return _report(store, index, query, folder, index.search(query, k, folder.virtual))
 
@@ -232,7 +243,13 @@ def _scope(store: Store, k: int, path: str) -> StorePath:
     return folder
 
 
-def _report(store: Store, index: FileIndex, query: str, folder: StorePath,
+class _Lines(Protocol):
+    """What shows a hit's best lines: the index, or a search answered without it."""
+
+    def best_lines(self, text: str, query: str, limit: int = 3) -> list[LineMatch]: ...
+
+
+def _report(store: Store, index: _Lines, query: str, folder: StorePath,
             hits: list[Hit]) -> str:
     """A search's answer: each hit's path, score, description and best lines."""
     scope = "" if folder.is_root else f" under {folder.virtual}"
