@@ -187,7 +187,10 @@ def best_lines(tokenizer: Tokenizer, weight: Callable[[str], float], text: str, 
         low = line.lower()
         if not any(n in low for n in needles):
             continue
-        present = set(tokenizer(line)) & wanted.keys()
+        terms = set(tokenizer(line))
+        # Summed in the query's order, not the set's: a set's order follows the
+        # process's string hashes, and so would the sum's last bit.
+        present = [t for t in wanted if t in terms]
         if present:
             weight_sum = sum(wanted[t] for t in present) + 1e-9 * len(present)
             scored.append((weight_sum, number, line))
