@@ -45,7 +45,7 @@ from memdir.store._paths import (
     read_at,
     to_virtual,
 )
-from memdir.store._tree import _encodable, memory_files, nodes_at
+from memdir.store._tree import _encodable, memory_files, nodes_at, visible_entries
 
 __all__ = ["CACHE_BYTES", "TextCache", "cache_for", "read_once"]
 
@@ -343,23 +343,20 @@ def _listing(fd: int, names: NamePolicy) -> list[tuple[str, str, bool]]:
     """A folder's subfolders and memory-file candidates as (sort key, name, is a folder), sorted."""
     found: list[tuple[str, str, bool]] = []
     suffixes = names.suffixes
-    with os.scandir(fd) as entries:
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue  # hidden, the store's own state, temporary files
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    found.append((name + "/", name, True))
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue  # a link, a FIFO, a socket, a device
-            except OSError:
-                continue  # gone meanwhile
-            if not (name.endswith(suffixes) if suffixes is not None else names.is_file_name(name)):
-                continue
-            if name.isascii() or _encodable(name):
-                found.append((name, name, False))
+    for entry, is_dir in visible_entries(fd):
+        name = entry.name
+        if is_dir:
+            found.append((name + "/", name, True))
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue  # a link, a FIFO, a socket, a device
+        except OSError:
+            continue  # gone meanwhile
+        if not (name.endswith(suffixes) if suffixes is not None else names.is_file_name(name)):
+            continue
+        if name.isascii() or _encodable(name):
+            found.append((name, name, False))
     found.sort()
     return found
 
