@@ -20,7 +20,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -222,7 +222,7 @@ def nodes_at(
         return []  # replaced by something else meanwhile: the feed names it again
 
 
-def visible_entries(fd: int) -> list[tuple[os.DirEntry[str], bool]]:
+def visible_entries(fd: int) -> Iterator[tuple[os.DirEntry[str], bool]]:
     """A folder's entries without the hidden ones, each with whether it is a folder.
 
     The preamble of the store's fast walks (:func:`memory_files`, and
@@ -230,22 +230,22 @@ def visible_entries(fd: int) -> list[tuple[os.DirEntry[str], bool]]:
     with ``.`` is skipped (the store's own state, temporary files, hidden
     folders), and a folder is told by the directory entry's type without
     following anything, so a link to a folder is not one. An entry whose type
-    cannot be read (gone meanwhile) is left out. The listing is closed before
-    this returns, whatever the caller then does with the entries.
+    cannot be read (gone meanwhile) is left out. Entries come one at a time, so
+    a folder of many thousand files is never held as a list of entries; the
+    listing is closed once the loop over it ends, by exhaustion or otherwise.
 
     Raises:
-        OSError: The folder cannot be listed.
+        OSError: The folder cannot be listed (raised at the first entry asked for).
     """
-    found: list[tuple[os.DirEntry[str], bool]] = []
     with os.scandir(fd) as entries:
         for entry in entries:
             if entry.name.startswith("."):
                 continue  # hidden, the store's own state, temporary files
             try:
-                found.append((entry, entry.is_dir(follow_symlinks=False)))
+                is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue  # gone meanwhile
-    return found
+            yield entry, is_dir
 
 
 def memory_files(
