@@ -112,6 +112,9 @@ class _FirstSteps:
     def read_blobs(self, blobs: object) -> object:
         return self.history.read_blobs(blobs)  # type: ignore[attr-defined]
 
+    def each_blob(self, blobs: object) -> object:
+        return self.history.each_blob(blobs)  # type: ignore[attr-defined]
+
 
 def table_steps(root: Path, n: int, *, b3: bool = True) -> dict[str, object]:
     """CPU of the first ``n`` rows of the history table (see the module docstring)."""

@@ -135,6 +135,7 @@ def run(argv: Sequence[str]) -> bool:
     from memdir.config import SettingsError, get_settings
     from memdir.store import Store, StoreError
     from memdir.tools import make_toolset
+    from memdir.tools._textcache import single_use
 
     try:  # the full command line checks every setting before any command
         settings = get_settings()
@@ -142,7 +143,8 @@ def run(argv: Sequence[str]) -> bool:
         toolset = _toolset(set_name, call[0], store) or make_toolset(set_name, store)
     except (SettingsError, StoreError, OSError, ImportError):
         return False
-    result = asyncio.run(toolset.call(*call))
+    with single_use():  # one call, then the process exits: no text is worth keeping
+        result = asyncio.run(toolset.call(*call))
     return _print(result.content, result.is_error)
 
 

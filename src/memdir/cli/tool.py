@@ -100,7 +100,10 @@ def tool(
         name, arguments = parse_call(text)
     except ValueError as exc:
         fail(f"cannot read the call: {exc}.", f"write it as '{_FORM}'.")
-    result = call_tool(toolset, name, arguments)
+    from memdir.tools._textcache import single_use
+
+    with single_use():  # this process answers one call: no text is worth keeping
+        result = call_tool(toolset, name, arguments)
     typer.echo(result.content)
     if result.is_error:
         raise typer.Exit(int(ExitCode.ERROR))

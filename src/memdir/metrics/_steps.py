@@ -55,7 +55,7 @@ from memdir.metrics._taxonomy import (
     _sample_pairs,
     _spearman,
 )
-from memdir.metrics._text import TfidfCache, _idf, cosine_rows
+from memdir.metrics._text import TfidfCache, _idf, column_counts, cosine_rows
 from memdir.metrics._tree import Node, StoreTree, Unit
 
 __all__ = ["TaxonomySteps"]
@@ -84,7 +84,7 @@ class _UnitRows:
             self.texts = texts
             self.numbers = cache.numbers(texts)
             self.matrix = matrix = cache.rows_matrix(self.numbers)
-            self.df = np.bincount(matrix.indices, minlength=matrix.shape[1])
+            self.df = column_counts(matrix.indices, matrix.shape[1])  # no 8-byte copy
             self.idf = _idf(len(texts), self.df)
             return None
         old_texts = self.texts

@@ -20,7 +20,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -55,6 +55,7 @@ __all__ = [
     "make_plain",
     "reset_tree",
     "subtree_extent",
+    "visible_entries",
     "walk_listing",
     "walk_tree",
 ]
@@ -221,6 +222,32 @@ def nodes_at(
         return []  # replaced by something else meanwhile: the feed names it again
 
 
+def visible_entries(fd: int) -> Iterator[tuple[os.DirEntry[str], bool]]:
+    """A folder's entries without the hidden ones, each with whether it is a folder.
+
+    The preamble of the store's fast walks (:func:`memory_files`, and
+    :func:`memdir.tools._textcache.read_once`'s listings): a name starting
+    with ``.`` is skipped (the store's own state, temporary files, hidden
+    folders), and a folder is told by the directory entry's type without
+    following anything, so a link to a folder is not one. An entry whose type
+    cannot be read (gone meanwhile) is left out. Entries come one at a time, so
+    a folder of many thousand files is never held as a list of entries; the
+    listing is closed once the loop over it ends, by exhaustion or otherwise.
+
+    Raises:
+        OSError: The folder cannot be listed (raised at the first entry asked for).
+    """
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue  # hidden, the store's own state, temporary files
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue  # gone meanwhile
+            yield entry, is_dir
+
+
 def memory_files(
     root_fd: int, names: NamePolicy = MARKDOWN
 ) -> list[tuple[str, os.stat_result]]:
@@ -242,31 +269,24 @@ def memory_files(
             check_deadline()  # between folders, as walk_tree does
             fd, prefix = stack.pop()
             try:
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        if name.startswith("."):
-                            continue  # hidden, the store's own state, temporary files
+                for entry, is_dir in visible_entries(fd):
+                    name = entry.name
+                    if is_dir:
                         try:
-                            is_dir = entry.is_dir(follow_symlinks=False)
+                            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                         except OSError:
-                            continue  # gone meanwhile
-                        if is_dir:
-                            try:
-                                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                            except OSError:
-                                continue
-                            stack.append((child, prefix + name + "/"))
                             continue
-                        if not (name.endswith(suffixes) if suffixes is not None
-                                else names.is_file_name(name)):
-                            continue
-                        try:
-                            st = entry.stat(follow_symlinks=False)
-                        except OSError:
-                            continue  # gone meanwhile
-                        if stat.S_ISREG(st.st_mode) and (name.isascii() or _encodable(name)):
-                            found.append((prefix + name, st))
+                        stack.append((child, prefix + name + "/"))
+                        continue
+                    if not (name.endswith(suffixes) if suffixes is not None
+                            else names.is_file_name(name)):
+                        continue
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue  # gone meanwhile
+                    if stat.S_ISREG(st.st_mode) and (name.isascii() or _encodable(name)):
+                        found.append((prefix + name, st))
             finally:
                 os.close(fd)
     finally:

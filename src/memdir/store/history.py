@@ -26,10 +26,11 @@ import os
 import stat
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import IO, Final
 
 from memdir.progress import Progress
 from memdir.progress import progress as reporter
@@ -168,24 +169,12 @@ class History:
         cwd: Path | None = None,
         check: bool = True,
     ) -> bytes:
-        base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        # The repository is named, never searched for: with no .git at the root git
-        # would otherwise climb to a repository around the store (a user's project).
-        place = {
-            "GIT_DIR": str(self.root / ".git"),
-            "GIT_WORK_TREE": str(self.root),
-            "GIT_CEILING_DIRECTORIES": str(self.root.parent),
-        }
-        full_env = {
-            **base, **_IDENTITY, **_ISOLATED, **place, "GIT_TERMINAL_PROMPT": "0",
-            **(env or {}),
-        }
         try:
             done = subprocess.run(
                 ["git", *_CONFIG, *args],
                 cwd=cwd or self.root,
                 input=input,
-                env=full_env,
+                env=self._git_env(env),
                 capture_output=True,
                 check=False,
             )
@@ -197,6 +186,21 @@ class History:
             message = done.stderr.decode("utf-8", "replace").strip()
             raise HistoryError(f"git {args[0]} failed in {self.root}: {message}")
         return done.stdout
+
+    def _git_env(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment of every git process: this store's repository, no user settings."""
+        base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        # The repository is named, never searched for: with no .git at the root git
+        # would otherwise climb to a repository around the store (a user's project).
+        place = {
+            "GIT_DIR": str(self.root / ".git"),
+            "GIT_WORK_TREE": str(self.root),
+            "GIT_CEILING_DIRECTORIES": str(self.root.parent),
+        }
+        return {
+            **base, **_IDENTITY, **_ISOLATED, **place, "GIT_TERMINAL_PROMPT": "0",
+            **(env or {}),
+        }
 
     @property
     def initialized(self) -> bool:
@@ -520,23 +524,57 @@ class History:
         return found
 
     def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
-        """The contents of several blobs, fetched in one git process."""
+        """The contents of several blobs, fetched in one git process (see :meth:`each_blob`)."""
+        return dict(self.each_blob(blob_ids))
+
+    def each_blob(self, blob_ids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+        """The contents of several blobs one at a time, sorted by id, from one git process.
+
+        git's output is read as it comes, so only the blob being handed over is
+        held (where :meth:`read_blobs` holds them all): a caller that parses each
+        and lets it go needs memory for one file version, not for every version
+        the history recorded. A caller that stops early stops git too.
+
+        Raises:
+            HistoryError: git is missing, cannot read a blob, or fails.
+        """
         wanted = sorted(set(blob_ids))
         if not wanted:
-            return {}
-        out = self._git("cat-file", "--batch", input=("\n".join(wanted) + "\n").encode())
-        found: dict[str, bytes] = {}
-        pos = 0
-        for blob in wanted:
-            header_end = out.index(b"\n", pos)
-            header = out[pos:header_end].decode().split()
-            if len(header) < 3:
-                raise HistoryError(f"git could not read blob {blob}: {' '.join(header)}")
-            size = int(header[2])
-            start = header_end + 1
-            found[blob] = out[start : start + size]
-            pos = start + size + 1
-        return found
+            return
+        with tempfile.TemporaryFile() as errors:
+            try:
+                git = subprocess.Popen(
+                    ["git", *_CONFIG, "cat-file", "--batch"], cwd=self.root,
+                    env=self._git_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=errors,
+                )
+            except FileNotFoundError:
+                raise HistoryError(
+                    "git is not installed; install git to keep a store's history."
+                ) from None
+            assert git.stdin is not None and git.stdout is not None
+            # The ids go in from a thread of their own: git answers while it reads
+            # them, and a pipe full both ways would stop both processes.
+            feeder = threading.Thread(target=_feed_ids, args=(git.stdin, wanted),
+                                      name="memdir-git-ids", daemon=True)
+            feeder.start()
+            given = 0
+            try:
+                for found in _batch_blobs(git.stdout, wanted):
+                    yield found
+                    given += 1
+            finally:
+                if given < len(wanted):
+                    git.kill()  # the caller stopped early, or git's answer broke off
+                git.stdout.close()
+                feeder.join()
+                code = git.wait()
+            if code != 0:
+                errors.seek(0)
+                message = errors.read().decode("utf-8", "replace").strip()
+                raise HistoryError(f"git cat-file failed in {self.root}: {message}")
+            if given < len(wanted):
+                raise HistoryError(f"git stopped before giving blob {wanted[given]}")
 
     def step_changes(self) -> Iterator[tuple[Step, dict[str, str | None]]]:
         """Each step with what it changed since the step before: path -> new blob, or None.
@@ -884,6 +922,36 @@ def _raw_changes(body: bytes) -> dict[str, tuple[str, str] | None]:
         path = f"{ROOT}/{_name(name)}"
         found[path] = (new, new_mode) if new_mode in _FILE_MODES else None
     return found
+
+
+def _feed_ids(pipe: IO[bytes], ids: list[str]) -> None:
+    """Write the ids to ``git cat-file --batch``, one a line, then close its input."""
+    try:
+        for start in range(0, len(ids), 4096):
+            pipe.write(("\n".join(ids[start : start + 4096]) + "\n").encode())
+        pipe.close()
+    except (BrokenPipeError, ValueError):
+        pass  # git stopped first (killed, or failed): its status says why
+
+
+def _batch_blobs(out: IO[bytes], wanted: list[str]) -> Iterator[tuple[str, bytes]]:
+    """Each (id, contents) of ``git cat-file --batch``'s answers to ``wanted``, in order.
+
+    Ends early, without raising, where git's output ends early (git failed: its
+    exit status and message say why).
+    """
+    for blob in wanted:
+        line = out.readline()
+        if not line:
+            return
+        header = line.decode("utf-8", "replace").split()
+        if len(header) < 3:
+            raise HistoryError(f"git could not read blob {blob}: {' '.join(header)}")
+        size = int(header[2])
+        data = out.read(size)
+        if len(data) != size or out.read(1) != b"\n":
+            return
+        yield blob, data
 
 
 def _blob_id(data: bytes) -> str:

@@ -409,7 +409,11 @@ def grep_text(store: Store, pattern: str, path: str = ROOT, max_results: int = 5
 
 
 def grep_tool(store: Store) -> ToolFunction:
-    """The ``grep`` tool over ``store``."""
+    """The ``grep`` tool over ``store``.
+
+    Its calls keep the files in the store's text cache for the next call, except
+    in a process that answers one call (:func:`memdir.tools._textcache.single_use`).
+    """
 
     @tool_flags(read_only=True)
     async def grep(
@@ -431,6 +435,8 @@ def grep_tool(store: Store) -> ToolFunction:
                 always reported.
             ignore_case: Match letters regardless of case.
         """
-        return grep_text(store, pattern, path, max_results, ignore_case)
+        from memdir.tools._textcache import keeps_text
+
+        return grep_text(store, pattern, path, max_results, ignore_case, cache=keeps_text())
 
     return grep

@@ -19,7 +19,9 @@ on), plus the reads of files beyond the bound.
 
 A process that searches once (``memdir grep``) has nothing to keep the bytes for:
 :func:`read_once` gives it the same files in the same order, read one at a time
-and let go, so its memory does not grow with the store.
+and let go, so its memory does not grow with the store. A process that answers
+one tool call and exits (``memdir tool``) says so with :func:`single_use`, and
+the tools it runs then read that way too (:func:`keeps_text`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Final
 
@@ -45,9 +49,9 @@ from memdir.store._paths import (
     read_at,
     to_virtual,
 )
-from memdir.store._tree import _encodable, memory_files, nodes_at
+from memdir.store._tree import _encodable, memory_files, nodes_at, visible_entries
 
-__all__ = ["CACHE_BYTES", "TextCache", "cache_for", "read_once"]
+__all__ = ["CACHE_BYTES", "TextCache", "cache_for", "keeps_text", "read_once", "single_use"]
 
 CACHE_BYTES: Final = 512 * 1024 * 1024
 """Most file bytes one store's cache holds in memory."""
@@ -251,6 +255,33 @@ def cache_for(store: Store) -> TextCache:
         return cache
 
 
+_KEEP_TEXT: Final[ContextVar[bool]] = ContextVar("memdir_keep_text", default=True)
+
+
+@contextmanager
+def single_use() -> Iterator[None]:
+    """Within it, the tools read each file as they need it and fill no text cache.
+
+    For a process that answers one call and exits (``memdir tool``): a cache
+    filled with the whole store for that one call would be dropped at exit
+    unread, after costing the store's size in memory and a second walk. The
+    setting lives in the running context, which a tool call carries onto the
+    worker thread that runs it (:func:`memdir.tools._limits.run_bounded` copies
+    it), so it reaches the call made inside the block and nothing outside it:
+    a server never enters it, and its calls keep the cache.
+    """
+    token = _KEEP_TEXT.set(False)
+    try:
+        yield
+    finally:
+        _KEEP_TEXT.reset(token)
+
+
+def keeps_text() -> bool:
+    """Whether a search here should keep the files' bytes: False inside :func:`single_use`."""
+    return _KEEP_TEXT.get()
+
+
 _OPEN_LEVELS: Final = 32
 """Most folder handles :func:`read_once` holds down one path; those above are reopened."""
 
@@ -343,23 +374,20 @@ def _listing(fd: int, names: NamePolicy) -> list[tuple[str, str, bool]]:
     """A folder's subfolders and memory-file candidates as (sort key, name, is a folder), sorted."""
     found: list[tuple[str, str, bool]] = []
     suffixes = names.suffixes
-    with os.scandir(fd) as entries:
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue  # hidden, the store's own state, temporary files
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    found.append((name + "/", name, True))
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue  # a link, a FIFO, a socket, a device
-            except OSError:
-                continue  # gone meanwhile
-            if not (name.endswith(suffixes) if suffixes is not None else names.is_file_name(name)):
-                continue
-            if name.isascii() or _encodable(name):
-                found.append((name, name, False))
+    for entry, is_dir in visible_entries(fd):
+        name = entry.name
+        if is_dir:
+            found.append((name + "/", name, True))
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue  # a link, a FIFO, a socket, a device
+        except OSError:
+            continue  # gone meanwhile
+        if not (name.endswith(suffixes) if suffixes is not None else names.is_file_name(name)):
+            continue
+        if name.isascii() or _encodable(name):
+            found.append((name, name, False))
     found.sort()
     return found
 
