@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -210,3 +212,12 @@ async def test_a_write_waiting_for_the_lock_does_not_hold_up_reads(sample: Store
         created = await write
     assert not created.is_error, created.content
     assert (sample.root / "zoe.md").read_text() == text
+
+
+def test_ctypes_and_traceback_load_only_when_a_call_overruns_or_fails() -> None:
+    # A new process's one tool call pays for every module its start loads.
+    program = ("import sys, memdir.tools._limits; "
+               "print(sorted({'ctypes', 'traceback'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "[]"

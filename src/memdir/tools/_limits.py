@@ -22,11 +22,9 @@ with nothing written.
 from __future__ import annotations
 
 import contextvars
-import ctypes
 import queue
 import threading
 import time
-import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -145,6 +143,8 @@ class _Run:
 
 def _raise_in(thread: int, exc: type[BaseException] | None) -> bool:
     """Raise ``exc`` in ``thread`` at its next Python instruction (None: cancel a pending one)."""
+    import ctypes  # only a call that overruns needs it: kept out of every process's start
+
     done: int = ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread), ctypes.py_object(exc) if exc is not None else None
     )
@@ -226,6 +226,8 @@ def _drop_frames(exc: BaseException | None) -> None:
     after nest_asyncio patches asyncio): its future keeps a traceback of its own.
     Clearing the frames frees their locals whoever still holds them.
     """
+    import traceback  # only a failed call needs it: kept out of every process's start
+
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
