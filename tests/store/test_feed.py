@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memdir.store import Store
-from memdir.store._feed import ChangeFeed, Changes
+from memdir.store._feed import ChangeFeed, Changes, in_one_call, one_call
 
 
 @pytest.fixture
@@ -132,20 +132,55 @@ def test_a_deep_tree_is_watched_through_handles(
     assert [len(p) for p in changes.paths] == [601]
 
 
-def test_a_lazy_feed_watches_from_its_second_poll(store: Store) -> None:
-    # One `memdir tool` call polls once: it should not pay for a watch per folder.
+def test_a_lazy_feed_watches_nothing_inside_one_call(store: Store) -> None:
+    # One `memdir tool` call polls inside one_call: it should not pay for a watch per folder.
     (store.root / "people").mkdir()
     feed = ChangeFeed(store.root, lazy=True)
     if not feed.live:
         pytest.skip("inotify is not available here")
     try:
-        assert feed.poll().everything
-        assert feed._notify is None  # nothing watched after one poll
-        (store.root / "people" / "early.md").write_text("x\n")
-        assert feed.poll().everything  # changes before the watches: walk them all
-        (store.root / "people" / "late.md").write_text("y\n")
+        with one_call():
+            assert feed.poll().everything
+            (store.root / "people" / "early.md").write_text("x\n")
+            assert feed.poll().everything
+            assert feed._notify is None  # nothing watched, however often it polls
+        (store.root / "people" / "later.md").write_text("y\n")
+        assert feed.poll().everything  # the first poll outside: it watches from here
+        (store.root / "people" / "late.md").write_text("z\n")
         assert _paths(feed.poll()) == {"people/late.md"}
         assert feed.poll().none
     finally:
         feed.close()
     assert not feed.live and feed.poll().everything
+
+
+def test_a_lazy_feed_polled_outside_one_call_watches_from_its_first_poll(store: Store) -> None:
+    # A server's reader: its second poll must not walk the store again.
+    (store.root / "people").mkdir()
+    feed = ChangeFeed(store.root, lazy=True)
+    if not feed.live:
+        pytest.skip("inotify is not available here")
+    try:
+        assert feed._notify is None  # made without a watch
+        assert feed.poll().everything
+        assert feed._notify is not None
+        assert feed.poll().none
+        (store.root / "people" / "new.md").write_text("x\n")
+        assert _paths(feed.poll()) == {"people/new.md"}
+    finally:
+        feed.close()
+
+
+def test_one_call_reaches_a_copied_context_and_ends_with_its_block() -> None:
+    import contextvars
+    import threading
+
+    seen: list[bool] = []
+    with one_call():
+        context = contextvars.copy_context()
+        worker = threading.Thread(target=lambda: seen.append(context.run(in_one_call)))
+        worker.start()
+        worker.join()
+        assert in_one_call()
+    assert seen == [True]
+    assert not in_one_call()

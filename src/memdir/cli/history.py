@@ -14,6 +14,7 @@ from typer.core import TyperCommand
 from memdir.cli._common import StoreArg, fail, json_errors, runnable
 from memdir.progress import reporting
 from memdir.store import Store, StoreError
+from memdir.store._feed import one_call
 from memdir.store.history import History
 
 __all__ = ["register"]
@@ -68,6 +69,8 @@ def _history(ctx: typer.Context) -> History:
             ctx.obj = History(Store(ctx.obj))
         except StoreError as exc:
             raise _guard(str(exc), ctx) from None
+        # The command takes one snapshot at most and exits: its change feed watches nothing.
+        ctx.with_resource(one_call())
     return ctx.obj
 
 

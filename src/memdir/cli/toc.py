@@ -56,8 +56,12 @@ def toc(
             {"heading": list(s.path), "level": s.heading.level, "start": s.start, "end": s.end}
             for s in doc.sections]})
         return
+    from memdir.tools._textcache import single_use
+
     toolset = load_toolset("read", store)
-    print_result(call_tool(toolset, "toc", {"path": file}))
+    with single_use():  # this process makes one call: no watches, no text kept
+        result = call_tool(toolset, "toc", {"path": file})
+    print_result(result)
 
 
 def register(app: typer.Typer) -> None:

@@ -71,14 +71,17 @@ def view(
     if as_json:
         _print_json(store, path, line_range, steps if section is not None else None)
         return
+    from memdir.tools._textcache import single_use
+
     toolset = load_toolset("read", store)
-    if section is not None:
-        result = call_tool(toolset, "section_read", {"path": path, "heading_path": steps})
-    else:
-        args: dict[str, Any] = {"path": path}
-        if line_range is not None:
-            args["view_range"] = list(line_range)
-        result = call_tool(toolset, "view", args)
+    args: dict[str, Any] = {"path": path}
+    if line_range is not None:
+        args["view_range"] = list(line_range)
+    with single_use():  # this process makes one call: no watches, no text kept
+        if section is not None:
+            result = call_tool(toolset, "section_read", {"path": path, "heading_path": steps})
+        else:
+            result = call_tool(toolset, "view", args)
     if result.is_error and "not valid UTF-8" in result.content:
         fail(result.content.removeprefix("Error: "),
              f"search it with `memdir grep {shlex.quote(str(store_path))} PATTERN --path "

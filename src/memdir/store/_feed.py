@@ -32,6 +32,8 @@ import errno
 import importlib.util
 import os
 import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -42,7 +44,7 @@ from memdir.store._tree import STATE_NAMES
 if TYPE_CHECKING:
     import logging
 
-__all__ = ["Changes", "ChangeFeed"]
+__all__ = ["Changes", "ChangeFeed", "in_one_call", "one_call"]
 
 
 def _log() -> logging.Logger:
@@ -53,6 +55,31 @@ def _log() -> logging.Logger:
 
 
 Parts = tuple[str, ...]
+
+_ONE_CALL: Final[ContextVar[bool]] = ContextVar("memdir_one_call", default=False)
+
+
+@contextlib.contextmanager
+def one_call() -> Iterator[None]:
+    """Within it runs the one call this process makes before it exits (``memdir tool``).
+
+    A lazy feed polled inside watches nothing (its reader walks instead), and
+    the tools keep no file text for later (see
+    :func:`memdir.tools._textcache.single_use`). The mark lives in the running
+    context, which a tool call carries onto the thread that runs it
+    (:func:`memdir.tools._limits.run_bounded` copies it), so it reaches the call
+    made inside the block and nothing outside it: a server never enters it.
+    """
+    token = _ONE_CALL.set(True)
+    try:
+        yield
+    finally:
+        _ONE_CALL.reset(token)
+
+
+def in_one_call() -> bool:
+    """Whether this runs inside :func:`one_call`."""
+    return _ONE_CALL.get()
 
 # The inotify binding is imported at the first feed that starts watching, not with
 # this module: a process that reads once (one grep, one search) never loads it.
@@ -118,10 +145,12 @@ class ChangeFeed:
         root: The store root.
         hidden: Report hidden entries too (not ``.git`` or ``.memdir`` at the root,
             nor temporary files).
-        lazy: Watch nothing until the second poll (both of the first two answer
-            "everything"): a process that asks once, such as one ``memdir tool``
-            call, never pays for a watch per folder, and a reader that asks again
-            pays for one more walk of its files.
+        lazy: Watch nothing until the first poll made outside :func:`one_call`.
+            A process that answers one call (``memdir tool``) then never pays for
+            a watch per folder: its polls all answer "everything". Any other
+            reader (a server, an agent's loop) starts watching at its first poll,
+            before it walks the files, so its second poll already costs only the
+            changes.
     """
 
     def __init__(self, root: Path, *, hidden: bool = False, lazy: bool = False) -> None:
@@ -134,8 +163,7 @@ class ChangeFeed:
         self._wds: dict[Parts, int] = {}
         self._notify: Any = None
         self._waiting = lazy and _AVAILABLE
-        """Lazy and not polled yet: the watches start at the second poll."""
-        self._polled = False
+        """Lazy and not watching yet: the watches start at a poll outside :func:`one_call`."""
         if not self._waiting:
             self._start()
 
@@ -152,7 +180,7 @@ class ChangeFeed:
 
     @property
     def live(self) -> bool:
-        """Whether the kernel reports changes, or will from the second poll of a lazy feed.
+        """Whether the kernel reports changes, or will once a lazy feed starts watching.
 
         False: every poll says everything.
         """
@@ -172,11 +200,11 @@ class ChangeFeed:
         """The changes since the last poll (every change that finished before this call)."""
         with self._lock:
             if self._waiting:
-                if not self._polled:
-                    self._polled = True
+                if in_one_call():
                     return EVERYTHING
                 self._waiting = False
-                self._start()  # then "everything" once more: nothing was watched till now
+                self._everything = True  # nothing was watched till now
+                self._start()
             if self._notify is not None:
                 self._drain()
             if self._notify is None or self._everything:

@@ -337,9 +337,9 @@ class History:
         """Stage what changed since the last snapshot: the paths the feed names, or all."""
         if self._feed is None:
             # Started before the tree is looked at: a change made after this point is
-            # named at the next snapshot, one made before is staged now. Lazy: its
-            # watches start at the second snapshot, so a process that takes one (the
-            # command line) pays for none.
+            # named at the next snapshot, one made before is staged now. Lazy: a
+            # process that takes one snapshot (the command line, inside one_call)
+            # pays for no watches; any other starts them at its first.
             self._feed = ChangeFeed(self.root, hidden=True, lazy=True)
         changes = self._feed.poll()
         if changes.everything or self._moved_index():

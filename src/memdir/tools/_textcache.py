@@ -14,8 +14,8 @@ rest are read from disk at each use. The cache is derived state: dropping it
 changes nothing but speed.
 
 Costs: each use grows with the changes since the last one (a walk of every file
-without a live feed, and for the first two uses: the feed watches from the second
-on), plus the reads of files beyond the bound.
+without a live feed, and at the first use: the feed watches from then on, except
+in a process that makes one call), plus the reads of files beyond the bound.
 
 A process that searches once (``memdir grep``) has nothing to keep the bytes for:
 :func:`read_once` gives it the same files in the same order, read one at a time
@@ -33,13 +33,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Final
 
 from memdir.store import ROOT, Store
 from memdir.store._deadline import check_deadline
-from memdir.store._feed import ChangeFeed
+from memdir.store._feed import ChangeFeed, in_one_call, one_call
 from memdir.store._paths import (
     _READ_FLAGS,
     NamePolicy,
@@ -255,31 +254,24 @@ def cache_for(store: Store) -> TextCache:
         return cache
 
 
-_KEEP_TEXT: Final[ContextVar[bool]] = ContextVar("memdir_keep_text", default=True)
-
-
 @contextmanager
 def single_use() -> Iterator[None]:
     """Within it, the tools read each file as they need it and fill no text cache.
 
     For a process that answers one call and exits (``memdir tool``): a cache
     filled with the whole store for that one call would be dropped at exit
-    unread, after costing the store's size in memory and a second walk. The
-    setting lives in the running context, which a tool call carries onto the
-    worker thread that runs it (:func:`memdir.tools._limits.run_bounded` copies
-    it), so it reaches the call made inside the block and nothing outside it:
-    a server never enters it, and its calls keep the cache.
+    unread, after costing the store's size in memory and a second walk. This
+    is :func:`memdir.store._feed.one_call`, which also keeps lazy feeds from
+    watching; like it, it reaches the call made inside the block and nothing
+    outside it: a server never enters it, and its calls keep the cache.
     """
-    token = _KEEP_TEXT.set(False)
-    try:
+    with one_call():
         yield
-    finally:
-        _KEEP_TEXT.reset(token)
 
 
 def keeps_text() -> bool:
     """Whether a search here should keep the files' bytes: False inside :func:`single_use`."""
-    return _KEEP_TEXT.get()
+    return not in_one_call()
 
 
 _OPEN_LEVELS: Final = 32
