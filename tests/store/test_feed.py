@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -132,43 +132,46 @@ def test_a_deep_tree_is_watched_through_handles(
     assert [len(p) for p in changes.paths] == [601]
 
 
-def test_a_lazy_feed_watches_nothing_inside_one_call(store: Store) -> None:
-    # One `memdir tool` call polls inside one_call: it should not pay for a watch per folder.
+@pytest.fixture
+def lazy_feed(store: Store) -> Iterator[ChangeFeed]:
     (store.root / "people").mkdir()
     feed = ChangeFeed(store.root, lazy=True)
     if not feed.live:
         pytest.skip("inotify is not available here")
     try:
-        with one_call():
-            assert feed.poll().everything
-            (store.root / "people" / "early.md").write_text("x\n")
-            assert feed.poll().everything
-            assert feed._notify is None  # nothing watched, however often it polls
-        (store.root / "people" / "later.md").write_text("y\n")
-        assert feed.poll().everything  # the first poll outside: it watches from here
-        (store.root / "people" / "late.md").write_text("z\n")
-        assert _paths(feed.poll()) == {"people/late.md"}
-        assert feed.poll().none
+        yield feed
     finally:
         feed.close()
+
+
+def test_a_lazy_feed_watches_nothing_inside_one_call(store: Store, lazy_feed: ChangeFeed
+                                                     ) -> None:
+    # One `memdir tool` call polls inside one_call: it should not pay for a watch per folder.
+    feed = lazy_feed
+    with one_call():
+        assert feed.poll().everything
+        (store.root / "people" / "early.md").write_text("x\n")
+        assert feed.poll().everything
+        assert feed._notify is None  # nothing watched, however often it polls
+    (store.root / "people" / "later.md").write_text("y\n")
+    assert feed.poll().everything  # the first poll outside: it watches from here
+    (store.root / "people" / "late.md").write_text("z\n")
+    assert _paths(feed.poll()) == {"people/late.md"}
+    assert feed.poll().none
+    feed.close()
     assert not feed.live and feed.poll().everything
 
 
-def test_a_lazy_feed_polled_outside_one_call_watches_from_its_first_poll(store: Store) -> None:
+def test_a_lazy_feed_polled_outside_one_call_watches_from_its_first_poll(
+        store: Store, lazy_feed: ChangeFeed) -> None:
     # A server's reader: its second poll must not walk the store again.
-    (store.root / "people").mkdir()
-    feed = ChangeFeed(store.root, lazy=True)
-    if not feed.live:
-        pytest.skip("inotify is not available here")
-    try:
-        assert feed._notify is None  # made without a watch
-        assert feed.poll().everything
-        assert feed._notify is not None
-        assert feed.poll().none
-        (store.root / "people" / "new.md").write_text("x\n")
-        assert _paths(feed.poll()) == {"people/new.md"}
-    finally:
-        feed.close()
+    feed = lazy_feed
+    assert feed._notify is None  # made without a watch
+    assert feed.poll().everything
+    assert feed._notify is not None
+    assert feed.poll().none
+    (store.root / "people" / "new.md").write_text("x\n")
+    assert _paths(feed.poll()) == {"people/new.md"}
 
 
 def test_one_call_reaches_a_copied_context_and_ends_with_its_block() -> None:
